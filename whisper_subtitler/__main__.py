@@ -1,0 +1,3 @@
+from whisper_subtitler.cli import main
+
+main()

@@ -1,0 +1,62 @@
+"""The expected failures, each with its documented exit code.
+
+The CLI catches ``SubtitlerError`` once, prints ``message`` (and ``hint``) as one line on stderr and exits
+with ``exit_code``; anything else is a bug and keeps its traceback (locals hidden).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit codes, documented in the README and ``--help``."""
+
+    OK = 0
+    FAILED = 1  # one or more inputs failed; the rest were processed
+    USAGE = 2  # invalid option or value (Typer/Click also use 2)
+    MISSING_REQUIREMENT = 3  # ffmpeg, a model, an optional dependency, a token or gated-model access
+    BACKEND_UNAVAILABLE = 4  # a requested GPU backend is not available and fallback is disabled
+    INTERRUPTED = 130  # SIGINT (128 + 2)
+
+
+class SubtitlerError(Exception):
+    """Base of every expected failure: ``message`` says what and where, ``hint`` what to do."""
+
+    exit_code: ExitCode = ExitCode.FAILED
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class InputError(SubtitlerError):
+    """One input cannot be processed (missing, unreadable, no audio stream, corrupt); the batch goes on."""
+
+    exit_code = ExitCode.FAILED
+
+
+class UsageError(SubtitlerError):
+    """Invalid options or option combinations."""
+
+    exit_code = ExitCode.USAGE
+
+
+class MissingRequirementError(SubtitlerError):
+    """Something the run needs is not installed or not reachable: ffmpeg, weights, an extra, a token."""
+
+    exit_code = ExitCode.MISSING_REQUIREMENT
+
+
+class ModelNotFoundError(MissingRequirementError):
+    """No Whisper or diarization model could be found; the message lists what was tried."""
+
+
+class BackendUnavailableError(SubtitlerError):
+    """The requested compute backend is not available and ``--no-fallback`` is set."""
+
+    exit_code = ExitCode.BACKEND_UNAVAILABLE

@@ -1,0 +1,150 @@
+"""The values that flow between pipeline stages.
+
+Every stage takes and returns these frozen dataclasses; none edits its input. Times are float seconds
+from the start of the audio everywhere, and become text only in the writers (``whisper_subtitler.writers``).
+
+    audio.extract_audio -> Audio
+    transcribe.transcribe -> Transcript (Segment, Word)
+    diarize.diarize -> tuple[SpeakerTurn, ...]
+    speakers.assign_speakers -> Transcript with Word.speaker / Segment.speaker set
+    cues.build_cues -> tuple[Cue, ...]
+    writers.* -> files
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy is a hard dependency, but pure-logic modules must not need it at import time
+    import numpy as np
+
+SAMPLE_RATE = 16_000  # Hz: what Whisper, silero-vad and pyannote segmentation-3.0 expect
+
+
+@dataclass(frozen=True, eq=False)
+class Audio:
+    """Decoded audio of one input: mono float32 samples at ``sample_rate`` Hz.
+
+    ``samples`` has shape ``(n_samples,)``, values in [-1, 1]. ``container_duration`` is the duration the
+    container declares (seconds, ``None`` when unknown), kept to detect truncated files.
+    """
+
+    samples: np.ndarray
+    sample_rate: int
+    source: Path
+    container_duration: float | None = None
+
+    @property
+    def duration(self) -> float:
+        """Decoded duration in seconds."""
+        return len(self.samples) / self.sample_rate
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One word with its word timestamp (seconds), as Whisper's cross-attention alignment gives it.
+
+    ``text`` keeps Whisper's leading space (`` hello``), which is how word joining works for languages
+    written with spaces; languages without spaces have no leading space. ``probability`` is the mean token
+    probability in [0, 1]. ``speaker`` is set by speaker assignment, ``None`` before or without diarization.
+    """
+
+    text: str
+    start: float
+    end: float
+    probability: float = 1.0
+    speaker: str | None = None
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A run of words that Whisper decoded together (at most one 30 s window), times in seconds.
+
+    ``avg_logprob``, ``compression_ratio`` and ``no_speech_prob`` are Whisper's decoding statistics,
+    used by the hallucination guards.
+    """
+
+    start: float
+    end: float
+    text: str
+    words: tuple[Word, ...] = ()
+    speaker: str | None = None
+    avg_logprob: float = 0.0
+    compression_ratio: float = 1.0
+    no_speech_prob: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SpeakerTurn:
+    """One speaker turn from diarization: ``speaker`` speaks from ``start`` to ``end`` (seconds).
+
+    Turns of different speakers may overlap (overlapped speech), as in RTTM.
+    """
+
+    start: float
+    end: float
+    speaker: str
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """The whole result for one input.
+
+    ``duration`` is the audio duration in seconds; ``timings`` maps stage names (``audio``, ``transcribe``,
+    ``diarize``, ...) to wall seconds; ``turns`` holds the diarization speaker turns (empty without it).
+    """
+
+    segments: tuple[Segment, ...]
+    language: str
+    duration: float
+    model: str = ""
+    source: str = ""
+    task: str = "transcribe"
+    turns: tuple[SpeakerTurn, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict, compare=False)
+
+    @property
+    def words(self) -> tuple[Word, ...]:
+        """All words of all segments, in time order."""
+        return tuple(w for s in self.segments for w in s.words)
+
+    @property
+    def text(self) -> str:
+        """The plain transcript text."""
+        return "".join(s.text for s in self.segments).strip()
+
+    @property
+    def speakers(self) -> tuple[str, ...]:
+        """Speaker labels in order of first appearance (in words, else in turns)."""
+        seen: dict[str, None] = {}
+        for w in self.words:
+            if w.speaker is not None:
+                seen.setdefault(w.speaker)
+        for t in sorted(self.turns, key=lambda t: t.start):
+            seen.setdefault(t.speaker)
+        return tuple(seen)
+
+
+@dataclass(frozen=True, slots=True)
+class Cue:
+    """One subtitle cue: shown from ``start`` to ``end`` (seconds), text already broken into ``lines``.
+
+    ``words`` are the timed words it was built from (for word-level highlighting); ``speaker`` is the one
+    speaker of the cue, or ``None``.
+    """
+
+    start: float
+    end: float
+    lines: tuple[str, ...]
+    speaker: str | None = None
+    words: tuple[Word, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
