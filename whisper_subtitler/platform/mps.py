@@ -1,0 +1,86 @@
+"""Put a loaded openai-whisper model on the selected device in the selected dtype; MPS-safe.
+
+Two things break openai-whisper on Apple's MPS backend (pytorch/pytorch#87886, #141711):
+- ``Whisper.alignment_heads`` is a *sparse* COO buffer (``model.py``: ``mask.to_sparse()``), and sparse tensors
+  cannot move to MPS, so ``model.to("mps")`` raises ``NotImplementedError`` (SparseMPS). ``whisper.timing``
+  only reads it as ``model.alignment_heads.indices().T`` (``find_alignment``) to pick (layer, head) pairs of
+  the cross-attention weights on the host. So the buffer is unregistered and kept as a plain attribute holding
+  the same sparse tensor on the CPU: ``.to()`` no longer touches it and ``.indices()`` works as before.
+- ``whisper.timing.dtw`` calls ``x.double()`` before ``.cpu()``; MPS has no float64. The patched ``dtw`` moves
+  non-CUDA, non-CPU tensors to the CPU first (same numbers: dtw runs on the CPU in float64 either way).
+Operators MPS lacks run on the CPU through ``PYTORCH_ENABLE_MPS_FALLBACK=1``, set by ``configure`` before
+torch is imported.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from whisper_subtitler.platform.select import Selection
+
+log = logging.getLogger(__name__)
+
+
+def keep_alignment_heads_on_cpu(model: Any) -> None:
+    """Turn ``model.alignment_heads`` from a registered buffer into a plain attribute on the CPU (in place).
+
+    Call after ``set_alignment_heads`` (which registers a new buffer) and before ``.to(device)``. Idempotent.
+    """
+    heads = model._buffers.pop("alignment_heads", None)
+    if heads is None:
+        return
+    object.__setattr__(model, "alignment_heads", heads.cpu())
+
+
+def patch_whisper_dtw() -> None:
+    """Make ``whisper.timing.dtw`` accept MPS tensors (it converts to float64 on the device first). Idempotent."""
+    import whisper.timing as timing
+
+    if getattr(timing.dtw, "_mps_safe", False):
+        return
+    original = timing.dtw
+
+    def dtw(x):  # noqa: ANN001 - same signature as whisper.timing.dtw
+        if x.device.type not in ("cpu", "cuda"):
+            x = x.cpu()
+        return original(x)
+
+    dtw._mps_safe = True  # type: ignore[attr-defined]
+    dtw.__doc__ = original.__doc__
+    timing.dtw = dtw
+
+
+def cast_model(model: Any, dtype: str) -> Any:
+    """Cast weights to ``dtype`` (``float16``/``float32``) and keep LayerNorms in float32.
+
+    openai-whisper's ``LayerNorm.forward`` computes in float32 (``x.float()``), so its weights must stay
+    float32; its ``Linear`` and ``Conv1d`` cast weights to the input dtype on every call, which costs
+    nothing once the weights already have that dtype (and halves their memory in fp16).
+    """
+    import torch
+
+    target = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}[dtype]
+    model = model.to(dtype=target)
+    if target != torch.float32:
+        for module in model.modules():
+            if isinstance(module, torch.nn.LayerNorm):
+                module.float()
+    return model
+
+
+def prepare_model(model: Any, selection: Selection) -> Any:
+    """Move a ``whisper.model.Whisper`` to ``selection.device`` in ``selection.dtype`` and return it.
+
+    On MPS the alignment heads stay on the CPU and ``whisper.timing.dtw`` is patched (module docstring).
+    Pass ``fp16=(selection.dtype == "float16")`` to ``whisper.DecodingOptions``. Modifies ``model`` in place
+    (``nn.Module.to`` does) and returns it.
+    """
+    if selection.backend == "mps":
+        keep_alignment_heads_on_cpu(model)
+        patch_whisper_dtw()
+    model = cast_model(model, selection.dtype)
+    model = model.to(selection.device)
+    log.info("model on %s in %s", selection.device, selection.dtype)
+    return model

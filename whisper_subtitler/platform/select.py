@@ -1,0 +1,147 @@
+"""Backend selection: a pure function of the request and the machine description.
+
+Order under ``auto``: CUDA, ROCm, MPS, CPU (``machine.BACKENDS``). A requested backend that does not work falls
+back to the CPU with a warning that says why, or raises ``BackendUnavailableError`` (exit 4) with
+``no_fallback``. The compute dtype and the recommended batch size are chosen here too, from tables, so that the
+``Selection`` the pipeline receives is complete. No torch import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from whisper_subtitler.errors import BackendUnavailableError
+from whisper_subtitler.platform import architectures as arch
+from whisper_subtitler.platform.batch import CPU_BATCH, BatchAdvice, recommend_batch_size
+from whisper_subtitler.platform.environment import Request
+from whisper_subtitler.platform.machine import BACKENDS, Device, Machine
+
+INSTALL_HINTS = {
+    "cuda": "install a CUDA build of torch (docs/platform-readme.md, 'NVIDIA CUDA') and check nvidia-smi",
+    "rocm": "install a ROCm build of torch (docs/platform-readme.md, 'AMD ROCm') and check rocm-smi",
+    "mps": "MPS needs an Apple silicon Mac with macOS 12.3+ and the macOS arm64 torch wheel",
+    "cpu": "",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class DtypeRule:
+    """One row of the compute-dtype table: on ``backend`` from optimization level ``min_level``, when the device
+    has ``feature`` (or always when ``None``), compute in ``dtype``; ``why`` is logged."""
+
+    backend: str
+    min_level: int
+    feature: str | None
+    dtype: str
+    why: str
+
+
+# First matching row wins (rows for higher levels first). bf16 is never chosen: whisper.decode accepts only
+# fp16 or fp32 audio features (DecodingTask._get_audio_features raises TypeError otherwise), and bf16 has
+# 3 fewer mantissa bits than fp16 for no speed gain on tensor cores that run both.
+DTYPE_RULES: tuple[DtypeRule, ...] = (
+    DtypeRule("cuda", 0, arch.FP16, "float16", "fp16 tensor cores; Whisper's own default on CUDA"),
+    DtypeRule("cuda", 0, None, "float32", "this GPU has no native fp16"),
+    DtypeRule("rocm", 0, arch.FP16, "float16", "fp16 matrix cores; Whisper's own default on GPUs"),
+    DtypeRule("rocm", 0, None, "float32", "this GPU has no native fp16"),
+    DtypeRule("mps", 1, arch.FP16, "float16", "Apple GPUs run half precision natively (level 1)"),
+    DtypeRule("mps", 0, None, "float32", "level 0 keeps full precision on MPS"),
+    DtypeRule("cpu", 0, None, "float32", "fp16 is slow and not supported by whisper on the CPU"),
+)
+
+
+def choose_dtype(device: Device, level: int) -> tuple[str, str]:
+    """``(dtype, why)`` from ``DTYPE_RULES`` for ``device`` at optimization ``level``."""
+    for rule in DTYPE_RULES:
+        if rule.backend == device.backend and level >= rule.min_level:
+            if rule.feature is None or rule.feature in device.features:
+                return rule.dtype, rule.why
+    return "float32", "no rule matched"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The platform decision the pipeline runs with.
+
+    ``backend``: ``cuda``/``rocm``/``mps``/``cpu``; ``device``: the torch device string (``cuda`` on ROCm too);
+    ``dtype``: ``float16``/``float32``; ``reason``: why this backend (for the log and ``doctor``);
+    ``warnings``: fallback, clamping and conflict notes, already logged; ``batch_size``: the recommended
+    batch size for ``model`` (``None`` = the default model), explained in ``batch``; ``requested``: the
+    backend asked for (``auto`` or a name) and ``source`` where that came from; ``fell_back``: the request
+    could not be honoured and the CPU is used instead.
+    """
+
+    backend: str
+    device: str
+    dtype: str
+    optimization_level: int
+    reason: str
+    warnings: tuple[str, ...]
+    batch_size: int
+    model: str | None
+    requested: str
+    source: str
+    fell_back: bool
+    device_info: Device
+    batch: BatchAdvice
+    dtype_reason: str = ""
+    machine: Machine | None = field(default=None, repr=False, compare=False)
+
+
+def _batch(model: str | None, device: Device, dtype: str, level: int) -> BatchAdvice:
+    advice = recommend_batch_size(model, device, dtype)
+    if level == 0 and advice.batch_size > CPU_BATCH:  # level 0: a conservative batch, never above 8
+        return BatchAdvice(
+            advice.model, CPU_BATCH, f"level 0 caps the batch at {CPU_BATCH} ({advice.reason})",
+            advice.weights, advice.row, advice.usable,
+        )
+    return advice
+
+
+def select(request: Request, machine: Machine, model: str | None = None) -> Selection:
+    """Choose backend, device string, dtype and batch size for ``request`` on ``machine``.
+
+    Raises ``BackendUnavailableError`` when the requested backend does not work and ``request.no_fallback``.
+    """
+    warnings = list(request.warnings)
+    fell_back = False
+    if request.backend == "auto":
+        chosen = next(b for b in (machine.backend(n) for n in BACKENDS) if b.available)
+        skipped = [f"{b.name}: {b.detail}" for b in machine.backends if b.name != chosen.name and not b.available]
+        reason = f"auto picked {chosen.name} ({chosen.detail}), first working in order {', '.join(BACKENDS)}"
+        if skipped and chosen.name == "cpu":
+            reason += "; " + "; ".join(skipped)
+    else:
+        wanted = machine.backend(request.backend)
+        if wanted.available:
+            chosen, reason = wanted, f"{request.source} asks for {wanted.name} ({wanted.detail})"
+        elif request.no_fallback:
+            raise BackendUnavailableError(
+                f"{wanted.name} was requested by {request.source} but is not available: {wanted.detail}",
+                INSTALL_HINTS[wanted.name] + "; or drop --no-fallback to run on the CPU",
+            )
+        else:
+            chosen, fell_back = machine.backend("cpu"), True
+            reason = f"{request.source} asks for {wanted.name}, which is not available ({wanted.detail}): using the CPU"
+            warnings.append(f"{wanted.name} is not available ({wanted.detail}); falling back to the CPU")
+    device = chosen.device
+    assert device is not None  # available backends always carry their device
+    dtype, dtype_reason = choose_dtype(device, request.optimization_level)
+    batch = _batch(model, device, dtype, request.optimization_level)
+    return Selection(
+        backend=chosen.name,
+        device=device.torch_device,
+        dtype=dtype,
+        optimization_level=request.optimization_level,
+        reason=reason,
+        warnings=tuple(warnings),
+        batch_size=batch.batch_size,
+        model=model,
+        requested=request.backend,
+        source=request.source,
+        fell_back=fell_back,
+        device_info=device,
+        batch=batch,
+        dtype_reason=dtype_reason,
+        machine=machine,
+    )

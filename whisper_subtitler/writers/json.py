@@ -1,0 +1,155 @@
+"""The full transcript as JSON, and reading it back (``read_transcript``) for the ``format`` command.
+
+Schema (``"schema": "whisper-subtitler/transcript"``, ``"version": 1``), times in float seconds:
+``source``, ``language``, ``task``, ``model``, ``duration``, ``speakers`` (labels in order of appearance),
+``text``, ``segments`` (``start``, ``end``, ``text``, ``speaker``, ``avg_logprob``, ``compression_ratio``,
+``no_speech_prob``, ``words``: ``text``, ``start``, ``end``, ``probability``, ``speaker``), ``turns``
+(``start``, ``end``, ``speaker``) and ``timings`` (stage name to wall seconds). Floats are written at full
+precision, so ``read_transcript`` gives back an equal ``Transcript``; a non-finite time is written as
+``null``. UTF-8, never a BOM (RFC 8259).
+
+``read_transcript`` also reads openai-whisper's ``--output_format json`` and whisperX's JSON (words under
+``word``, probabilities under ``probability`` or ``score``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from whisper_subtitler.errors import InputError
+from whisper_subtitler.types import Cue, Segment, SpeakerTurn, Transcript, Word
+from whisper_subtitler.writers.base import Writer, WriterOptions
+
+SCHEMA = "whisper-subtitler/transcript"
+VERSION = 1
+
+
+def _num(x: float) -> float | None:
+    return x if isinstance(x, (int, float)) and math.isfinite(x) else None
+
+
+def transcript_to_dict(transcript: Transcript) -> dict[str, Any]:
+    """The JSON-ready dict of ``transcript`` (schema in the module docstring)."""
+
+    def word(w: Word) -> dict[str, Any]:
+        return {"text": w.text, "start": _num(w.start), "end": _num(w.end), "probability": w.probability,
+                "speaker": w.speaker}
+
+    return {
+        "schema": SCHEMA,
+        "version": VERSION,
+        "source": transcript.source,
+        "language": transcript.language,
+        "task": transcript.task,
+        "model": transcript.model,
+        "duration": transcript.duration,
+        "speakers": list(transcript.speakers),
+        "text": transcript.text,
+        "segments": [
+            {
+                "start": _num(s.start),
+                "end": _num(s.end),
+                "text": s.text,
+                "speaker": s.speaker,
+                "avg_logprob": _num(s.avg_logprob),
+                "compression_ratio": _num(s.compression_ratio),
+                "no_speech_prob": _num(s.no_speech_prob),
+                "words": [word(w) for w in s.words],
+            }
+            for s in transcript.segments
+        ],
+        "turns": [{"start": t.start, "end": t.end, "speaker": t.speaker} for t in transcript.turns],
+        "timings": dict(transcript.timings),
+    }
+
+
+def _float(value: Any, default: float = math.nan) -> float:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"expected a number, got {value!r}")
+    return float(value)
+
+
+def _word(d: Mapping[str, Any]) -> Word:
+    text = d["text"] if "text" in d else d["word"]
+    prob = d.get("probability", d.get("score"))
+    return Word(str(text), _float(d.get("start")), _float(d.get("end")), _float(prob, 1.0), d.get("speaker"))
+
+
+def _segment(d: Mapping[str, Any]) -> Segment:
+    return Segment(
+        start=_float(d.get("start")),
+        end=_float(d.get("end")),
+        text=str(d.get("text", "")),
+        words=tuple(_word(w) for w in d.get("words") or ()),
+        speaker=d.get("speaker"),
+        avg_logprob=_float(d.get("avg_logprob"), 0.0),
+        compression_ratio=_float(d.get("compression_ratio"), 1.0),
+        no_speech_prob=_float(d.get("no_speech_prob"), 0.0),
+    )
+
+
+def transcript_from_dict(data: Mapping[str, Any]) -> Transcript:
+    """A ``Transcript`` from our JSON schema, or from openai-whisper's or whisperX's JSON.
+
+    Raises ``KeyError``, ``TypeError`` or ``ValueError`` on a malformed document (``read_transcript`` turns
+    them into ``InputError``).
+    """
+    if not isinstance(data, Mapping) or not isinstance(data.get("segments"), Sequence):
+        raise ValueError("no 'segments' list")
+    if data.get("schema", SCHEMA) != SCHEMA or int(data.get("version", VERSION)) > VERSION:
+        raise ValueError(f"unsupported schema {data.get('schema')!r} version {data.get('version')!r}")
+    segments = tuple(_segment(s) for s in data["segments"])
+    ends = [s.end for s in segments if math.isfinite(s.end)]
+    duration = _float(data.get("duration"), max(ends, default=0.0))
+    return Transcript(
+        segments=segments,
+        language=str(data.get("language") or ""),
+        duration=duration,
+        model=str(data.get("model") or ""),
+        source=str(data.get("source") or ""),
+        task=str(data.get("task") or "transcribe"),
+        turns=tuple(
+            SpeakerTurn(_float(t["start"]), _float(t["end"]), str(t["speaker"])) for t in data.get("turns") or ()
+        ),
+        timings={str(k): float(v) for k, v in (data.get("timings") or {}).items()},
+    )
+
+
+def read_transcript(path: str | Path) -> Transcript:
+    """Read a transcript JSON file written by the ``json`` format (or by openai-whisper or whisperX).
+
+    Raises ``InputError`` when the file is missing, unreadable, not JSON, or not a transcript.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not JSON: {exc}", hint="pass a transcript written with --format json") from None
+    try:
+        return transcript_from_dict(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InputError(
+            f"{path}: not a transcript: {exc}", hint="pass a transcript written with --format json"
+        ) from None
+
+
+class JsonWriter(Writer):
+    """The full transcript (not the cues) as indented UTF-8 JSON."""
+
+    name = "json"
+    extension = "json"
+    cue_based = False
+    allows_bom = False
+
+    def render(self, transcript: Transcript, cues: Sequence[Cue], options: WriterOptions) -> str:
+        return json.dumps(transcript_to_dict(transcript), ensure_ascii=False, indent=2, allow_nan=False) + "\n"

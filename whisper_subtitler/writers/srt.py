@@ -1,0 +1,43 @@
+"""SubRip (SRT): numbered blocks, ``HH:MM:SS,mmm --> HH:MM:SS,mmm``, text lines, a blank line.
+
+There is no formal spec; the Python ``srt`` library is the strictest parser (``SUBTITLES.md``), and every
+file written here round-trips through it unchanged (``srt.compose(srt.parse(x)) == x``). Text never
+contains ``-->`` or a blank line. With speakers, the first line starts with ``[SPEAKER_00]: `` (whisperX).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from whisper_subtitler.cues.labels import speaker_label
+from whisper_subtitler.types import Cue, Transcript
+from whisper_subtitler.writers.base import Writer, WriterOptions, format_timestamp
+
+
+def sanitize_line(line: str) -> str:
+    """A line safe in SRT: no ``-->`` (it would read as a timing line), no surrounding whitespace."""
+    while "-->" in line:
+        line = line.replace("-->", "->")
+    return line.strip()
+
+
+class SrtWriter(Writer):
+    """SRT, one block per cue, numbered from 1, times rounded to milliseconds."""
+
+    name = "srt"
+    extension = "srt"
+    cue_based = True
+
+    def render(self, transcript: Transcript, cues: Sequence[Cue], options: WriterOptions) -> str:
+        blocks = []
+        for cue in cues:
+            lines = [sanitize_line(line) for line in cue.lines]
+            lines = [line for line in lines if line]
+            if not lines:
+                continue
+            if cue.speaker is not None:
+                lines[0] = speaker_label(cue.speaker) + lines[0]
+            start = format_timestamp(cue.start, True, ",")
+            end = format_timestamp(cue.end, True, ",")
+            blocks.append(f"{len(blocks) + 1}\n{start} --> {end}\n" + "\n".join(lines) + "\n\n")
+        return "".join(blocks)

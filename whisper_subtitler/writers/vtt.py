@@ -1,0 +1,70 @@
+"""WebVTT (W3C WebVTT, ``text/vtt``): ``WEBVTT`` header, then cues ``HH:MM:SS.mmm --> HH:MM:SS.mmm``.
+
+Cue text escapes ``&``, ``<`` and ``>`` (so it never contains ``-->``); a speaker is named with a voice span
+``<v SPEAKER_00>...</v>`` on every cue (a voice applies to one cue only), always closed. With
+``word_level``, every word after the first is preceded by a timestamp tag ``<HH:MM:SS.mmm>`` and wrapped in
+a ``<c>`` class span, so players can style spoken and unspoken words (``::cue(:past)``, karaoke style);
+timestamp tags are strictly inside the cue's time and increasing, as the spec requires.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from whisper_subtitler.types import Cue, Transcript
+from whisper_subtitler.writers.base import Writer, WriterOptions, format_timestamp, to_milliseconds, words_by_line
+
+
+def escape(text: str) -> str:
+    """WebVTT cue text escaping: ``&`` -> ``&amp;``, ``<`` -> ``&lt;``, ``>`` -> ``&gt;``."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _voice_name(speaker: str) -> str:
+    # A voice annotation ends at '>' and may not hold a line break.
+    return escape(" ".join(speaker.split()))
+
+
+def _karaoke_lines(cue: Cue) -> list[str] | None:
+    layout = words_by_line(cue)
+    if layout is None:
+        return None
+    start_ms, end_ms = to_milliseconds(cue.start), to_milliseconds(cue.end)
+    last = start_ms
+    lines = []
+    for items in layout:
+        parts = []
+        for text, word in items:
+            t = to_milliseconds(max(word.start, 0.0))
+            bare = escape(text.strip())
+            lead = text[: len(text) - len(text.lstrip())]
+            if last < t < end_ms:
+                parts.append(f"{lead}<{format_timestamp(t / 1000)}><c>{bare}</c>")
+                last = t
+            else:
+                parts.append(f"{lead}<c>{bare}</c>")
+        lines.append("".join(parts))
+    return lines
+
+
+class VttWriter(Writer):
+    """WebVTT with voice spans for speakers and optional word-level timestamp tags."""
+
+    name = "vtt"
+    extension = "vtt"
+    cue_based = True
+
+    def render(self, transcript: Transcript, cues: Sequence[Cue], options: WriterOptions) -> str:
+        out = ["WEBVTT\n\n"]
+        for cue in cues:
+            lines = _karaoke_lines(cue) if options.word_level else None
+            if lines is None:
+                lines = [escape(line.strip()) for line in cue.lines]
+            lines = [line for line in lines if line.strip()]
+            if not lines:
+                continue
+            text = "\n".join(lines)
+            if cue.speaker is not None:
+                text = f"<v {_voice_name(cue.speaker)}>{text}</v>"
+            out.append(f"{format_timestamp(cue.start)} --> {format_timestamp(cue.end)}\n{text}\n\n")
+        return "".join(out)
