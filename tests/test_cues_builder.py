@@ -188,3 +188,11 @@ def test_ten_minutes_of_speech_builds_fast_and_meets_the_rules():
     stats = cue_stats(cues, OPT, transcript.duration)
     assert stats.within_cps_where_possible_pct >= 95 and stats.within_duration_where_possible_pct >= 95
     assert elapsed < 5.0, f"{len(words)} words took {elapsed:.2f} s"
+
+
+def test_a_word_wider_than_a_whole_cue_is_cut_into_cues_that_fit():
+    url = "https://example.com/" + "very-long-path/" * 12
+    words = words_of(f"Please open {url} now.", speaker="SPEAKER_00")
+    cues = build_cues(transcript_of(words))
+    assert_hard_rules(cues)
+    assert "".join("".join(c.lines) for c in cues).replace(" ", "") == f"Pleaseopen{url}now."

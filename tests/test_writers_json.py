@@ -67,3 +67,17 @@ def test_bad_files_raise_input_error(tmp_path, content):
 def test_missing_file_raises_input_error(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         read_transcript(tmp_path / "absent.json")
+
+
+def test_reads_whisperx_json_with_scores_and_speakers(tmp_path):
+    path = tmp_path / "wx.json"
+    path.write_text(json.dumps({
+        "segments": [{"start": 0.5, "end": 1.4, "text": " Hi there.", "speaker": "SPEAKER_01",
+                      "words": [{"word": "Hi", "start": 0.5, "end": 0.7, "score": 0.8, "speaker": "SPEAKER_01"},
+                                {"word": "there.", "score": 0.4}]}],
+        "language": "en",
+    }))
+    t = read_transcript(path)
+    (w1, w2) = t.words
+    assert (w1.probability, w1.speaker) == (0.8, "SPEAKER_01") and math.isnan(w2.start)
+    assert t.speakers == ("SPEAKER_01",) and [w.text for w in t.words] == [" Hi", " there."]

@@ -6,6 +6,7 @@ failures (``SubtitlerError``) are caught here, once, and printed as one line on 
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from enum import Enum
@@ -48,6 +49,31 @@ class GpuBackend(str, Enum):
     rocm = "rocm"
     mps = "mps"
     cpu = "cpu"
+
+
+# Subtitle options shared by transcribe and format (rules: whisper_subtitler.cues, Netflix Timed Text Style Guide).
+MaxLineWidth = Annotated[int, typer.Option("--max-line-width", min=8, rich_help_panel="Subtitles",
+                                           help="Characters per cue line, spaces counted (a wide CJK character counts 2).")]
+MaxLines = Annotated[int, typer.Option("--max-lines", min=1, rich_help_panel="Subtitles", help="Lines per cue.")]
+MaxCps = Annotated[float, typer.Option("--max-cps", min=1.0, rich_help_panel="Subtitles",
+                                       help="Reading speed limit in characters per second (17 adults, 13 children).")]
+Fps = Annotated[float, typer.Option("--fps", min=1.0, rich_help_panel="Subtitles",
+                                    help="Frame rate of the video: cues are at least 2 frames apart.")]
+WordLevel = Annotated[bool, typer.Option("--word-level", rich_help_panel="Subtitles",
+                                         help="Karaoke-style word highlighting in VTT (timestamp tags) and ASS (\\k).")]
+Bom = Annotated[bool, typer.Option("--bom", rich_help_panel="Subtitles",
+                                   help="Start text outputs with a UTF-8 BOM (some players and TVs need it).")]
+Crlf = Annotated[bool, typer.Option("--crlf", rich_help_panel="Subtitles", help="End lines with CR LF instead of LF.")]
+
+
+def subtitle_options(*, max_line_width: int, max_lines: int, max_cps: float, fps: float, word_level: bool,
+                     bom: bool, crlf: bool):
+    """The ``(CueOptions, WriterOptions)`` of the subtitle options; raises ``UsageError`` for invalid values."""
+    from whisper_subtitler.cues import CueOptions
+    from whisper_subtitler.writers import WriterOptions
+
+    cue_options = CueOptions(max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps)
+    return cue_options, WriterOptions(bom=bom, crlf=crlf, word_level=word_level)
 
 
 def _version(value: bool) -> None:
@@ -112,7 +138,11 @@ def parse_language(value: str | None) -> str | None:
 
 @app.command(epilog=EXIT_CODES_HELP)
 def transcribe(
-    inputs: Annotated[list[Path], typer.Argument(help="Video or audio files (anything ffmpeg reads).", show_default=False)],
+    inputs: Annotated[
+        list[str],
+        typer.Argument(help="Video or audio files (anything ffmpeg reads), folders with --recursive, quoted globs, "
+                       "or - to read paths from stdin, one per line.", show_default=False),
+    ],
     model: Annotated[
         Optional[str],
         typer.Option("--model", "-m", help="Whisper model name (tiny, base, small, medium, large-v3, turbo, *.en) "
@@ -131,6 +161,27 @@ def transcribe(
                                      file_okay=False)
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace existing output files (they are kept by default).")] = False,
+    name_template: Annotated[
+        str, typer.Option("--name-template", help="Output file name without extension: {stem}, {name}, {ext} "
+                          "of the input.")
+    ] = "{stem}",
+    recursive: Annotated[bool, typer.Option("--recursive", "-r", help="Process the media files inside folders.")] = False,
+    extensions: Annotated[
+        Optional[str], typer.Option("--extensions", help="With --recursive: comma-separated extensions to pick "
+                                    "(default: common video and audio extensions).", show_default=False)
+    ] = None,
+    audio_track: Annotated[int, typer.Option("--audio-track", min=0, help="Audio stream to use (0 = first).")] = 0,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be done (stdout) and exit.")] = False,
+    json_summary: Annotated[
+        bool, typer.Option("--json", help="Print one JSON summary of the batch on stdout (README, \"Scripting\").")
+    ] = False,
+    max_line_width: MaxLineWidth = 42,
+    max_lines: MaxLines = 2,
+    max_cps: MaxCps = 17.0,
+    fps: Fps = 24.0,
+    word_level: WordLevel = False,
+    bom: Bom = False,
+    crlf: Crlf = False,
     gpu_backend: Annotated[
         Optional[GpuBackend],
         typer.Option("--gpu-backend", help="Compute backend. Default: $GPU_BACKEND, else auto "
@@ -150,17 +201,33 @@ def transcribe(
                                      "file (real environment variables win). Default: ./.env when present.",
                                      exists=True, dir_okay=False, show_default=False)
     ] = None,
+    batch_size: Annotated[
+        Optional[int],
+        typer.Option("--batch-size", min=1, help="Speech chunks (<= 30 s) decoded together. Default: the one "
+                     "`doctor` recommends for the device and model (measured at --optimization-level 2).",
+                     show_default=False),
+    ] = None,
+    no_batch: Annotated[
+        bool, typer.Option("--no-batch", help="Decode with openai-whisper's sequential transcribe() instead of "
+                           "VAD chunks in batches (slower; for comparison and odd audio).")
+    ] = False,
     verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv for debug).")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")] = False,
 ) -> None:
     """Transcribe INPUTS and write subtitles for each (by default <input stem>.srt and .vtt beside it)."""
     from whisper_subtitler import platform
+    from whisper_subtitler.inputs import expand_inputs, parse_extensions
     from whisper_subtitler.pipeline import Pipeline, RunOptions
+    from whisper_subtitler.runner import BatchProgress, run_batch
     from whisper_subtitler.transcribe import TranscribeOptions
 
     setup_logging(verbose, quiet)
     try:
         formats = parse_formats(output_format)
+        cue_options, writer_options = subtitle_options(
+            max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps, word_level=word_level,
+            bom=bom, crlf=crlf,
+        )
         selection = platform.configure(
             gpu_backend=gpu_backend.value if gpu_backend else None,
             optimization_level=optimization_level,
@@ -176,27 +243,64 @@ def transcribe(
             ),
             formats=formats,
             output_dir=output_dir,
+            name_template=name_template,
             overwrite=overwrite,
+            audio_track=audio_track,
+            cues=cue_options,
+            writer=writer_options,
+            batched=not no_batch,
+            batch_size=batch_size,
         )
         pipeline = Pipeline(options, selection)
-        failed = 0
-        for source in inputs:
-            result = pipeline.process(source)
-            if result.status == "failed":
-                failed += 1
-                err.print(f"[red]failed:[/red] {result.error}", highlight=False, soft_wrap=True)
-            elif not quiet:
-                for out in result.outputs:
-                    err.print(f"wrote {out}", highlight=False, soft_wrap=True)
-                for out in result.skipped_outputs:
-                    err.print(f"kept existing {out} (use --overwrite to replace it)", highlight=False, soft_wrap=True)
+        sources = expand_inputs(inputs, recursive=recursive, extensions=parse_extensions(extensions), stdin=sys.stdin)
+        if not sources:
+            raise UsageError("no input files (a folder needs --recursive; check the extension filter)")
+        if dry_run:
+            print_plan(pipeline, sources, as_json=json_summary)
+            return
+        summary = run_batch(
+            pipeline.process, sources, BatchProgress(err, len(sources), enabled=not quiet),
+            report=lambda result: report_result(result, quiet),
+        )
     except SubtitlerError as e:
         raise fail(e) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # before the batch started (loading models): nothing was written
         err.print("interrupted", highlight=False)
         raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
-    if failed:
-        raise typer.Exit(int(ExitCode.FAILED))
+    if summary.interrupted:
+        err.print("interrupted: no partial output was left", highlight=False)
+    if json_summary:
+        typer.echo(json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
+    raise typer.Exit(int(summary.exit_code))
+
+
+def report_result(result, quiet: bool) -> None:
+    """One line on stderr per file: what was written, kept, or why it failed."""
+    if result.status == "failed":
+        err.print(f"[red]failed:[/red] {result.error}", highlight=False, soft_wrap=True)
+    elif not quiet:
+        for out in result.outputs:
+            err.print(f"wrote {out}", highlight=False, soft_wrap=True)
+        for out in result.skipped_outputs:
+            err.print(f"kept existing {out} (use --overwrite to replace it)", highlight=False, soft_wrap=True)
+
+
+def print_plan(pipeline, sources: list[Path], as_json: bool) -> None:
+    """``--dry-run``: each input with each output and whether it would be written, kept or replaced (stdout)."""
+    plan = []
+    for source in sources:
+        outputs = []
+        for target in pipeline.outputs_for(source):
+            action = "write" if not target.exists() else ("overwrite" if pipeline.options.overwrite else "keep")
+            outputs.append({"path": str(target), "action": action})
+        plan.append({"input": str(source), "outputs": outputs})
+    if as_json:
+        typer.echo(json.dumps({"dry_run": True, "files": plan}, ensure_ascii=False, indent=2))
+        return
+    for item in plan:
+        typer.echo(item["input"])
+        for out in item["outputs"]:
+            typer.echo(f"  {out['action']:9} {out['path']}")
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -226,6 +330,76 @@ def doctor(
         render_report(report, Console())
     if report["exit_code"]:
         raise typer.Exit(report["exit_code"])
+
+
+@app.command("format", epilog=EXIT_CODES_HELP)
+def format_transcripts(
+    transcripts: Annotated[
+        list[Path], typer.Argument(help="Transcript JSON files (from --format json, openai-whisper or whisperX).",
+                                   exists=True, dir_okay=False, show_default=False)
+    ],
+    output_format: Annotated[
+        str, typer.Option("--format", "-f", help="Comma-separated output formats, or all.")
+    ] = "srt,vtt",
+    output_dir: Annotated[
+        Optional[Path], typer.Option("--output-dir", "-o", help="Folder for the outputs. Default: beside each input.",
+                                     file_okay=False)
+    ] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace existing output files (they are kept by default).")] = False,
+    name_template: Annotated[
+        str, typer.Option("--name-template", help="Output file name without extension: {stem}, {name}, {ext} "
+                          "of the input.")
+    ] = "{stem}",
+    recursive: Annotated[bool, typer.Option("--recursive", "-r", help="Process the media files inside folders.")] = False,
+    extensions: Annotated[
+        Optional[str], typer.Option("--extensions", help="With --recursive: comma-separated extensions to pick "
+                                    "(default: common video and audio extensions).", show_default=False)
+    ] = None,
+    audio_track: Annotated[int, typer.Option("--audio-track", min=0, help="Audio stream to use (0 = first).")] = 0,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be done (stdout) and exit.")] = False,
+    json_summary: Annotated[
+        bool, typer.Option("--json", help="Print one JSON summary of the batch on stdout (README, \"Scripting\").")
+    ] = False,
+    max_line_width: MaxLineWidth = 42,
+    max_lines: MaxLines = 2,
+    max_cps: MaxCps = 17.0,
+    fps: Fps = 24.0,
+    word_level: WordLevel = False,
+    bom: Bom = False,
+    crlf: Crlf = False,
+    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv for debug).")] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")] = False,
+) -> None:
+    """Re-render saved TRANSCRIPTS with other subtitle rules or formats, without running any model."""
+    from whisper_subtitler.reformat import reformat
+
+    setup_logging(verbose, quiet)
+    failed = 0
+    try:
+        formats = parse_formats(output_format)
+        cue_options, writer_options = subtitle_options(
+            max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps, word_level=word_level,
+            bom=bom, crlf=crlf,
+        )
+        for source in transcripts:
+            try:
+                result = reformat(source, formats=formats, cue_options=cue_options, writer_options=writer_options,
+                                  output_dir=output_dir, overwrite=overwrite)
+            except UsageError:
+                raise
+            except SubtitlerError as e:
+                failed += 1
+                err.print(f"[red]failed:[/red] {e}", highlight=False, soft_wrap=True)
+                continue
+            if not quiet:
+                for out in result.outputs:
+                    err.print(f"wrote {out}", highlight=False, soft_wrap=True)
+                for out in result.kept:
+                    err.print(f"kept existing {out} (use --overwrite to replace it)", highlight=False, soft_wrap=True)
+    except SubtitlerError as e:
+        raise fail(e) from None
+    if failed:
+        raise typer.Exit(int(ExitCode.FAILED))
 
 
 def main() -> None:

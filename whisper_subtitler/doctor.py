@@ -254,8 +254,9 @@ def build_report(
         "ffmpeg": {**ffmpeg, "ffprobe_path": ffprobe["path"]},
         "whisper_models": models,
         "diarization": _diarization(env),
-        "hugging_face_token": _hf_token(env),
-        "telemetry": _telemetry(env),
+        # pyannote and huggingface_hub read the process environment, not the env file: report what they will see.
+        "hugging_face_token": _hf_token(base_env),
+        "telemetry": _telemetry(base_env),
         "problems": problems,
         "exit_code": int(exit_code),
     }

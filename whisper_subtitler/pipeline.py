@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -44,6 +45,8 @@ class RunOptions:
     writer: WriterOptions = WriterOptions()
     diarization: object | None = None  # whisper_subtitler.diarize.DiarizationOptions when --diarize
     speaker_names: tuple[str, ...] = ()
+    batched: bool = True  # False (--no-batch): openai-whisper's sequential transcribe()
+    batch_size: int | None = None  # --batch-size; None: the platform's advice (measured at level 2)
 
 
 @dataclass(frozen=True)
@@ -93,21 +96,22 @@ class Pipeline:
             for fmt in self.options.formats
         ]
 
-    def process(self, source: Path) -> FileResult:
+    def process(self, source: Path, on_stage: Callable[[str], None] = lambda stage: None) -> FileResult:
         """Turn ``source`` into subtitle files; expected failures become a ``failed`` result, not an exception.
 
+        ``on_stage`` is called with each stage's name as it starts (for progress displays).
         ``MissingRequirementError`` (no ffmpeg, no model) and ``KeyboardInterrupt`` propagate: they end the batch.
         """
         from whisper_subtitler.errors import MissingRequirementError
 
         try:
-            return self._process(source)
+            return self._process(source, on_stage)
         except MissingRequirementError:
             raise
         except SubtitlerError as e:
             return FileResult(source=source, status="failed", error=e.message if not e.hint else str(e))
 
-    def _process(self, source: Path) -> FileResult:
+    def _process(self, source: Path, on_stage: Callable[[str], None]) -> FileResult:
         from whisper_subtitler.audio import extract_audio
         from whisper_subtitler.transcribe import transcribe_sequential
         from whisper_subtitler.vad import speech_regions
@@ -120,25 +124,33 @@ class Pipeline:
         timings: dict[str, float] = {}
         clock = time.perf_counter()
 
-        def lap(stage: str) -> None:
-            nonlocal clock
+        def stage(name: str) -> None:
+            """Close the running stage's timing and announce ``name``."""
+            nonlocal clock, current
             now = time.perf_counter()
-            timings[stage] = round(now - clock, 3)
-            clock = now
+            if current:
+                timings[current] = round(now - clock, 3)
+            clock, current = now, name
+            on_stage(name)
 
+        current = ""
+        stage("audio")
         audio = extract_audio(source, audio_track=self.options.audio_track)
-        lap("audio")
+        stage("vad")
         speech = speech_regions(audio.samples)
-        lap("vad")
+        stage("model_load")
         model = self._whisper()
-        lap("model_load")
-        transcript = transcribe_sequential(model, audio, speech, self.options.transcribe, model_name=self._model_name)
-        lap("transcribe")
+        stage("transcribe")
+        if self.options.batched:
+            transcript = self._transcribe_batched(model, audio, speech)
+        else:
+            transcript = transcribe_sequential(model, audio, speech, self.options.transcribe, model_name=self._model_name)
         if self.options.diarization is not None:
+            stage("diarize")
             transcript = self._diarize(audio, transcript)
-            lap("diarize")
+        stage("cues")
         cues = build_cues(transcript, self.options.cues)
-        lap("cues")
+        stage("write")
         transcript = replace(transcript, timings=dict(timings))
 
         written: list[Path] = []
@@ -156,7 +168,7 @@ class Pipeline:
             except OSError as e:
                 raise InputError(f"{target}: cannot write ({e.strerror or e})") from None
             written.append(target)
-        lap("write")
+        stage("")
         return FileResult(
             source=source,
             status="done",
@@ -167,6 +179,15 @@ class Pipeline:
             speakers=transcript.speakers,
             timings=timings,
         )
+
+    def _transcribe_batched(self, model, audio, speech):
+        from whisper_subtitler.decoding.batched import transcribe_batched
+        from whisper_subtitler.decoding.tuning import choose_batch_size
+
+        batch_size = choose_batch_size(model, audio, speech, self.options.transcribe, self.selection,
+                                       model_name=self._model_name, requested=self.options.batch_size)
+        return transcribe_batched(model, audio, speech, self.options.transcribe, batch_size=batch_size,
+                                  model_name=self._model_name)
 
     def _diarize(self, audio, transcript):
         from whisper_subtitler.diarize import load_diarizer

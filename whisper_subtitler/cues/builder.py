@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 
 from whisper_subtitler.cues.guards import (
     collapse_loops,
@@ -72,6 +73,29 @@ class _Context:
 def _chars(lines: Sequence[str], spaceless: bool) -> int:
     """Characters read in a cue (spaces count, line breaks count as a space where a space was)."""
     return sum(len(line) for line in lines) + (0 if spaceless else len(lines) - 1)
+
+
+def _split_giant_words(words: Sequence[Word], limit: int) -> list[Word]:
+    """Words wider than a whole cue (``limit`` columns: a long URL) cut into pieces of ``limit`` columns,
+    their time split evenly; each full piece fills a cue of its own. The one exception to "never break a word"."""
+    out: list[Word] = []
+    for w in words:
+        text = w.text.strip()
+        if display_width(text) <= limit:
+            out.append(w)
+            continue
+        pieces, chunk = [], ""
+        for char in text:
+            if display_width(chunk + char) > limit:
+                pieces.append(chunk)
+                chunk = ""
+            chunk += char
+        pieces.append(chunk)
+        step = (w.end - w.start) / len(pieces)
+        for k, piece in enumerate(pieces):
+            lead = w.text[: len(w.text) - len(w.text.lstrip())] if k == 0 else " "
+            out.append(replace(w, text=lead + piece, start=w.start + k * step, end=w.start + (k + 1) * step))
+    return out
 
 
 def _split_runs(words: Sequence[Word], pause: float) -> list[list[Word]]:
@@ -164,7 +188,9 @@ def build_cues(
     words = drop_unvoiced(words, speech, options.speech_pad)
     words = collapse_loops(words, options.max_repeats)
 
-    runs = _split_runs(words, options.pause)
+    label = max((display_width(speaker_label(w.speaker)) for w in words if w.speaker), default=0)
+    giant = options.max_line_width * options.max_lines - (label if options.speaker_labels else 0)
+    runs = _split_runs(_split_giant_words(words, max(giant, 1)), options.pause)
     groups: list[list[Word]] = []
     for k, run in enumerate(runs):
         if k + 1 < len(runs):

@@ -32,6 +32,7 @@ import contextlib
 import io
 import logging
 import os
+import re
 import sys
 import types
 import warnings
@@ -107,9 +108,16 @@ class NoPLDA(PLDA):
         raise RuntimeError("NoPLDA cannot transform embeddings: use AgglomerativeClustering, not VBx")
 
 
+def redact(text: str, secret: str | None = None) -> str:
+    """``text`` without ``secret`` nor anything shaped like a Hugging Face token (``hf_`` + 8 or more letters)."""
+    if secret:
+        text = text.replace(secret, "***")
+    return re.sub(r"hf_[A-Za-z0-9]{8,}", "hf_***", text)
+
+
 @contextlib.contextmanager
 def stdout_to_log(level: int = logging.INFO) -> Iterator[None]:
-    """Send what pyannote prints to stdout to this module's logger (stderr), one record per line."""
+    """Send what pyannote prints to stdout to this module's logger (stderr), one record per line, redacted."""
     buffer = io.StringIO()
     try:
         with contextlib.redirect_stdout(buffer):
@@ -117,7 +125,7 @@ def stdout_to_log(level: int = logging.INFO) -> Iterator[None]:
     finally:
         for line in buffer.getvalue().splitlines():
             if line.strip():
-                logger.log(level, "pyannote: %s", line.strip())
+                logger.log(level, "pyannote: %s", redact(line.strip()))
 
 
 @contextlib.contextmanager

@@ -14,6 +14,7 @@ torch is imported.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -42,13 +43,13 @@ def patch_whisper_dtw() -> None:
         return
     original = timing.dtw
 
+    @functools.wraps(original)
     def dtw(x):  # noqa: ANN001 - same signature as whisper.timing.dtw
         if x.device.type not in ("cpu", "cuda"):
             x = x.cpu()
         return original(x)
 
     dtw._mps_safe = True  # type: ignore[attr-defined]
-    dtw.__doc__ = original.__doc__
     timing.dtw = dtw
 
 

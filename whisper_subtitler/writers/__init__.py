@@ -19,6 +19,7 @@ from whisper_subtitler.writers.ass import AssWriter
 from whisper_subtitler.writers.json import JsonWriter, read_transcript, transcript_from_dict, transcript_to_dict
 from whisper_subtitler.writers.srt import SrtWriter
 from whisper_subtitler.writers.tsv import TsvWriter
+from whisper_subtitler.writers.rttm import RttmWriter
 from whisper_subtitler.writers.txt import TxtWriter
 from whisper_subtitler.writers.vtt import VttWriter
 
@@ -31,7 +32,7 @@ def register(writer: Writer) -> Writer:
     return writer
 
 
-for _writer in (SrtWriter(), VttWriter(), TxtWriter(), TsvWriter(), JsonWriter(), AssWriter()):
+for _writer in (SrtWriter(), VttWriter(), TxtWriter(), TsvWriter(), JsonWriter(), AssWriter(), RttmWriter()):
     register(_writer)
 
 

@@ -82,11 +82,16 @@ def _word(d: Mapping[str, Any]) -> Word:
 
 
 def _segment(d: Mapping[str, Any]) -> Segment:
+    text = str(d.get("text", ""))
+    words = tuple(_word(w) for w in d.get("words") or ())
+    if words and " " in text.strip() and not any(w.text[:1].isspace() for w in words):
+        # whisperX strips Whisper's leading spaces; put them back where the text has spaces.
+        words = tuple(Word(" " + w.text, w.start, w.end, w.probability, w.speaker) for w in words)
     return Segment(
         start=_float(d.get("start")),
         end=_float(d.get("end")),
-        text=str(d.get("text", "")),
-        words=tuple(_word(w) for w in d.get("words") or ()),
+        text=text,
+        words=words,
         speaker=d.get("speaker"),
         avg_logprob=_float(d.get("avg_logprob"), 0.0),
         compression_ratio=_float(d.get("compression_ratio"), 1.0),

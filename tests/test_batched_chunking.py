@@ -1,0 +1,137 @@
+"""VAD-first chunking, fallback rules and stream buffering: pure logic, milliseconds."""
+
+from __future__ import annotations
+
+import pytest
+
+from whisper_subtitler.decoding.batched import closed_regions
+from whisper_subtitler.decoding.chunking import (
+    MAX_NEW_TOKENS,
+    Chunk,
+    decoding_order,
+    plan_chunks,
+    split_region,
+    token_budget,
+)
+from whisper_subtitler.decoding.quality import Decoded, Thresholds, best_attempt, is_silence, needs_fallback
+
+
+def test_short_regions_are_packed_in_time_order_up_to_30_s_of_speech():
+    regions = [(0.0, 10.0), (12.0, 22.0), (40.0, 49.0), (50.0, 55.0), (100.0, 101.0)]
+    chunks = plan_chunks(regions)
+    assert [c.pieces for c in chunks] == [
+        ((0.0, 10.0), (12.0, 22.0), (40.0, 49.0)),  # 29 s of speech; the silence between is left out
+        ((50.0, 55.0), (100.0, 101.0)),
+    ]
+    assert [c.index for c in chunks] == [0, 1]
+    assert chunks[0].duration == pytest.approx(29.0)
+    assert all(c.duration <= 30.0 for c in chunks)
+
+
+def test_a_region_of_exactly_30_s_fills_one_chunk():
+    assert [c.pieces for c in plan_chunks([(5.0, 35.0), (36.0, 37.0)])] == [((5.0, 35.0),), ((36.0, 37.0),)]
+
+
+def test_no_regions_no_chunks_and_empty_regions_are_skipped():
+    assert plan_chunks([]) == []
+    assert plan_chunks([(3.0, 3.0)]) == []
+
+
+def test_unsorted_or_overlapping_regions_are_refused():
+    with pytest.raises(ValueError):
+        plan_chunks([(10.0, 12.0), (5.0, 6.0)])
+    with pytest.raises(ValueError):
+        plan_chunks([(0.0, 12.0), (11.0, 13.0)])
+
+
+def test_long_region_is_cut_into_balanced_pieces_of_at_most_30_s():
+    pieces = split_region((0.0, 70.0))
+    assert len(pieces) == 3
+    assert pieces[0][0] == 0.0 and pieces[-1][1] == 70.0
+    assert all(b - a <= 30.0 for a, b in pieces)
+    assert all(b - a == pytest.approx(70.0 / 3) for a, b in pieces)
+    assert all(pieces[i][1] == pieces[i + 1][0] for i in range(len(pieces) - 1))  # no audio lost or doubled
+
+
+def test_long_region_cut_goes_to_the_quiet_moment_the_callback_finds():
+    asked = []
+
+    def quietest(a: float, b: float) -> float:
+        asked.append((a, b))
+        return b - 1.25
+
+    pieces = split_region((0.0, 50.0), quietest=quietest)
+    assert asked == [(20.0, 25.0)]  # ideal cut 25 s, searched 5 s before it
+    assert pieces == [(0.0, 23.75), (23.75, 50.0)]
+
+
+def test_a_quiet_point_outside_the_window_is_clamped():
+    pieces = split_region((0.0, 50.0), quietest=lambda a, b: -100.0)
+    assert pieces[0] == (0.0, 20.0)
+    assert all(b - a <= 30.0 for a, b in pieces)
+
+
+def test_chunk_time_maps_back_to_audio_time_across_pieces():
+    chunk = Chunk(0, ((10.0, 12.0), (20.0, 25.0), (40.0, 41.0)))
+    assert chunk.offsets() == (0.0, 2.0, 7.0)
+    assert chunk.to_global(0.5) == pytest.approx(10.5)
+    assert chunk.to_global(2.0) == pytest.approx(20.0)  # the first instant of the second piece
+    assert chunk.to_global(6.5) == pytest.approx(24.5)
+    assert chunk.to_global(7.25) == pytest.approx(40.25)
+    assert chunk.to_global(99.0) == pytest.approx(41.0)  # past the end: clamped
+    assert chunk.piece_at(1.99) == 0 and chunk.piece_at(2.0) == 1
+
+
+def test_token_budget_grows_with_duration_and_is_capped():
+    assert token_budget(1.0) < token_budget(5.0) < token_budget(10.0)
+    assert token_budget(0.0) >= 1
+    assert token_budget(30.0) == MAX_NEW_TOKENS
+    # fast English speech is about 4 words (5-6 tokens) per second: the budget must leave room for it
+    assert token_budget(10.0) >= 10 * 8
+
+
+def test_decoding_order_is_longest_first_then_time_order():
+    chunks = [Chunk(0, ((0.0, 5.0),)), Chunk(1, ((6.0, 30.0),)), Chunk(2, ((31.0, 36.0),))]
+    assert [c.index for c in decoding_order(chunks)] == [1, 0, 2]
+
+
+def decoded(avg=-0.3, ratio=1.5, no_speech=0.01, truncated=False, t=0.0, text="x") -> Decoded:
+    return Decoded((1,), text, avg, ratio, no_speech, t, truncated)
+
+
+def test_fallback_rules_follow_whisper_transcribe():
+    assert not needs_fallback(decoded())
+    assert needs_fallback(decoded(ratio=2.5))  # repetitive
+    assert needs_fallback(decoded(avg=-1.2))  # unsure
+    assert needs_fallback(decoded(truncated=True))  # ran out of tokens: looped
+    assert not needs_fallback(decoded(avg=-1.2, no_speech=0.9))  # unsure over silence: silence, not a failure
+    assert is_silence(decoded(avg=-1.2, no_speech=0.9))
+    assert not is_silence(decoded(avg=-0.5, no_speech=0.9))  # confident text wins over the no-speech token
+    assert not needs_fallback(decoded(ratio=9.0), Thresholds(compression_ratio=None))
+
+
+def test_best_attempt_is_the_first_pass_else_the_most_probable_calm_one():
+    first_ok = [decoded(avg=-1.5, t=0.0), decoded(avg=-0.5, t=0.2), decoded(avg=-0.1, t=0.4)]
+    assert best_attempt(first_ok).temperature == 0.2
+    all_fail = [decoded(avg=-1.1, ratio=3.0, t=0.0), decoded(avg=-1.4, t=0.2), decoded(avg=-1.2, t=0.4)]
+    assert best_attempt(all_fail).temperature == 0.4  # the repetitive one is avoided though most probable
+    all_loop = [decoded(avg=-2.0, ratio=3.0), decoded(avg=-1.5, ratio=4.0, t=0.2)]
+    assert best_attempt(all_loop).temperature == 0.2
+    with pytest.raises(ValueError):
+        best_attempt([])
+
+
+def test_stream_keeps_open_regions_for_the_next_buffer():
+    regions = [(1.0, 5.0), (10.0, 19.5)]
+    closed, keep_from = closed_regions(regions, end=20.0, final=False)
+    assert closed == [(1.0, 5.0)]  # the second may still grow
+    assert keep_from == 10.0
+    closed, keep_from = closed_regions([(1.0, 5.0)], end=20.0, final=False)
+    assert closed == [(1.0, 5.0)] and keep_from == pytest.approx(18.0)  # the last 2 s may still start speech
+    assert closed_regions(regions, end=20.0, final=True) == (regions, 20.0)
+
+
+def test_stream_cuts_open_speech_that_would_be_carried_too_long():
+    closed, keep_from = closed_regions([(0.0, 100.0)], end=100.0, final=False, quietest=lambda a, b: b - 1.0)
+    assert closed == [(0.0, 97.0)]  # cut at the quiet point before end - hold
+    assert keep_from == 97.0

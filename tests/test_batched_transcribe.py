@@ -1,0 +1,202 @@
+"""The batched stage on real media with the embedded tiny.en model: same words as the sequential path, word
+timestamps in audio time, simulated out-of-memory, silence, tiny chunks and streaming."""
+
+from __future__ import annotations
+
+import wave
+from pathlib import Path
+
+import jiwer
+import numpy as np
+import pytest
+
+from tests import media
+from whisper_subtitler.transcribe import TranscribeOptions
+from whisper_subtitler.types import SAMPLE_RATE, Audio
+
+pytestmark = pytest.mark.slow
+
+SENTENCES = (
+    "The library opens at nine in the morning and closes late on Fridays.",
+    "Please bring your own cup, because the kitchen has run out of clean ones.",
+    "A cold wind came down from the hills and the farmers covered their young plants.",
+    "She asked whether the train to the coast would leave on time despite the storm.",
+    "Our neighbours painted their fence green, and now the whole street wants to do the same.",
+    "The committee will publish its report after the summer holidays.",
+    "He forgot his umbrella again, so he waited under the bridge until the rain stopped.",
+    "Fresh bread is baked every day in the small shop next to the station.",
+)
+PAUSES_S = (0.8, 2.5, 1.2, 4.0, 0.9, 6.0, 1.5)  # silences between the sentences
+
+
+def read_wav(path: Path) -> np.ndarray:
+    with wave.open(str(path)) as w:
+        assert w.getframerate() == SAMPLE_RATE and w.getnchannels() == 1 and w.getsampwidth() == 2
+        return np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(np.float32) / 32768.0
+
+
+@pytest.fixture(scope="module")
+def clean_speech(tmp_path_factory) -> tuple[Audio, str, list[float]]:
+    """About 50 s of espeak-ng speech in two voices with pauses, after 1.5 s of silence; its text; the onset of
+    each sentence in seconds."""
+    folder = tmp_path_factory.mktemp("batched")
+    parts = [np.zeros(int(1.5 * SAMPLE_RATE), np.float32)]
+    onsets = []
+    for i, text in enumerate(SENTENCES):
+        voice = ("en-us", "en-gb")[i % 2]
+        onsets.append(sum(len(p) for p in parts) / SAMPLE_RATE)
+        parts.append(read_wav(media.espeak(text, folder / f"s{i}.wav", voice=voice, speed=165)))
+        if i < len(PAUSES_S):
+            parts.append(np.zeros(int(PAUSES_S[i] * SAMPLE_RATE), np.float32))
+    audio = Audio(samples=np.concatenate(parts), sample_rate=SAMPLE_RATE, source=folder / "clean.wav")
+    return audio, " ".join(SENTENCES), onsets
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    import torch
+
+    from whisper_subtitler.models import load_whisper, resolve_model
+
+    torch.manual_seed(0)
+    return load_whisper(resolve_model("tiny.en"))
+
+
+@pytest.fixture(scope="module")
+def speech(clean_speech):
+    from whisper_subtitler.vad import speech_regions
+
+    return speech_regions(clean_speech[0].samples)
+
+
+@pytest.fixture(scope="module")
+def batched(tiny, clean_speech, speech):
+    from whisper_subtitler.decoding.batched import transcribe_batched
+
+    return transcribe_batched(tiny, clean_speech[0], speech, TranscribeOptions(), batch_size=4, model_name="tiny.en")
+
+
+def wer(reference: str, hypothesis: str) -> float:
+    return jiwer.wer(media.normalize(reference), media.normalize(hypothesis))
+
+
+def test_batched_gives_the_same_words_as_the_sequential_path(tiny, clean_speech, speech, batched):
+    from whisper_subtitler.transcribe import transcribe_sequential
+
+    sequential = transcribe_sequential(tiny, clean_speech[0], speech, TranscribeOptions(), model_name="tiny.en")
+    assert wer(sequential.text, batched.text) <= 0.02
+    assert wer(clean_speech[1], batched.text) <= 0.1  # and both are close to what was said
+    assert batched.language == "en" and batched.model == "tiny.en"
+
+
+def test_word_timestamps_are_in_audio_time(clean_speech, batched):
+    audio, _, onsets = clean_speech
+    words = batched.words
+    assert len(words) >= 80
+    starts = [w.start for w in words]
+    assert starts == sorted(starts)
+    assert all(0.0 <= w.start <= w.end <= audio.duration for w in words)
+    assert abs(words[0].start - onsets[0]) <= 0.4  # the speech starts after 1.5 s of silence
+    # the first word of each sentence lies near that sentence's onset, even after the silence left out of a chunk
+    for sentence, onset in zip(SENTENCES, onsets):
+        first = sentence.split()[0].lower()
+        candidates = [w.start for w in words if media.normalize(w.text) == first]
+        assert min(abs(t - onset) for t in candidates) <= 0.4, (sentence, onset, candidates)
+    # segments follow the speech regions: none spans a pause of several seconds
+    assert all(s.end - s.start < 12.0 for s in batched.segments)
+
+
+def test_batched_decoding_matches_whisper_decode_row_for_row(tiny, clean_speech, speech):
+    """Dropping finished rows and per-row budgets must not change greedy decoding."""
+    import torch
+    import whisper
+
+    from whisper_subtitler.decoding.batch import decode_features
+    from whisper_subtitler.decoding.chunking import plan_chunks, token_budget
+    from whisper_subtitler.decoding.features import array_source, chunk_samples, log_mel_windows
+
+    source = array_source(clean_speech[0].samples)
+    chunks = plan_chunks(speech, max_s=8.0)  # small chunks: rows of different lengths
+    assert len(chunks) >= 4
+    mel = log_mel_windows([chunk_samples(c, source) for c in chunks], tiny.dims.n_mels)
+    with torch.no_grad():
+        features = tiny.encoder(mel)
+    ours = decode_features(tiny, features, [token_budget(c.duration) for c in chunks], language="en")
+    reference = whisper.decode(tiny, features, whisper.DecodingOptions(language="en", without_timestamps=True,
+                                                                       fp16=False))
+    assert [d.text for d in ours] == [r.text for r in reference]
+    assert [d.avg_logprob for d in ours] == pytest.approx([r.avg_logprob for r in reference], abs=1e-4)
+    assert not any(d.truncated for d in ours)
+
+
+def test_token_budget_stops_a_row_and_marks_it_truncated(tiny, clean_speech, speech):
+    import torch
+
+    from whisper_subtitler.decoding.batch import decode_features
+    from whisper_subtitler.decoding.chunking import plan_chunks
+    from whisper_subtitler.decoding.features import array_source, chunk_samples, log_mel_windows
+
+    source = array_source(clean_speech[0].samples)
+    chunks = plan_chunks(speech)[:2]
+    with torch.no_grad():
+        features = tiny.encoder(log_mel_windows([chunk_samples(c, source) for c in chunks], tiny.dims.n_mels))
+    out = decode_features(tiny, features, [3, 200], language="en")
+    assert out[0].truncated and len(out[0].tokens) == 3
+    assert not out[1].truncated and len(out[1].tokens) > 20
+
+
+def test_simulated_out_of_memory_loses_no_chunk(tiny, clean_speech, speech, batched, monkeypatch):
+    from whisper_subtitler.decoding import batch
+    from whisper_subtitler.decoding.batched import ChunkTranscriber
+    from whisper_subtitler.decoding.chunking import plan_chunks
+    from whisper_subtitler.decoding.features import array_source
+
+    class OutOfMemoryError(RuntimeError):
+        pass
+
+    real = batch.decode_features
+    sizes: list[int] = []
+
+    def decode_at_most_one(model, features, budgets, **kw):
+        sizes.append(features.shape[0])
+        if features.shape[0] > 1:
+            raise OutOfMemoryError("CUDA out of memory (simulated)")
+        return real(model, features, budgets, **kw)
+
+    monkeypatch.setattr(batch, "decode_features", decode_at_most_one)
+    source = array_source(clean_speech[0].samples)
+    chunks = plan_chunks(speech)
+    assert len(chunks) >= 2
+    transcriber = ChunkTranscriber(tiny, TranscribeOptions(), batch_size=4)
+    transcriber.ensure_language(chunks[0], source)
+    segments = transcriber.transcribe(chunks, source)
+    assert sizes[0] == min(4, len(chunks))  # the first batch "ran out of memory"
+    assert transcriber.batch_size == 1 and not transcriber.runner.on_cpu
+    assert sizes.count(1) >= len(chunks)  # every chunk was decoded, one at a time
+    assert wer(batched.text, "".join(s.text for s in segments)) <= 0.02
+
+
+def test_no_speech_gives_no_segments_and_tiny_chunks_work(tiny, clean_speech):
+    from whisper_subtitler.decoding.batched import transcribe_batched
+
+    audio = clean_speech[0]
+    silent = Audio(samples=np.zeros(5 * SAMPLE_RATE, np.float32), sample_rate=SAMPLE_RATE, source=Path("silence"))
+    empty = transcribe_batched(tiny, silent, [], TranscribeOptions(language="en"))
+    assert empty.segments == () and empty.duration == 5.0
+    # a region over silence and a 0.2 s sliver of speech: decoded without error, no invented text over silence
+    out = transcribe_batched(tiny, audio, [(0.1, 1.3), (1.6, 1.8)], TranscribeOptions())
+    assert len(out.words) <= 2
+
+
+def test_streamed_blocks_give_the_same_words(tiny, clean_speech, batched):
+    from whisper_subtitler.decoding.batched import transcribe_stream
+    from whisper_subtitler.vad import speech_regions
+
+    audio = clean_speech[0]
+    block = 12 * SAMPLE_RATE  # blocks shorter than some pauses and sentences: regions cross block ends
+    blocks = (audio.samples[i : i + block] for i in range(0, len(audio.samples), block))
+    streamed = transcribe_stream(tiny, blocks, TranscribeOptions(), vad=speech_regions, batch_size=4)
+    assert streamed.duration == pytest.approx(audio.duration)
+    assert wer(batched.text, streamed.text) <= 0.02
+    starts = [w.start for w in streamed.words]
+    assert starts == sorted(starts)

@@ -1,0 +1,127 @@
+"""Optimization tiers: the step table per level and machine, applying it, and a failing step."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+import pytest
+
+from tests.test_platform_machines import MACHINES
+from whisper_subtitler.platform import describe, select
+from whisper_subtitler.platform import optimize
+from whisper_subtitler.platform.environment import Request
+from whisper_subtitler.platform.machine import GIB
+from whisper_subtitler.platform.optimize import (
+    ALLOC_CONF_VARIABLE, STEPS, allocator_conf, apply_optimizations, plan_optimizations,
+)
+
+
+def _selection(key: str, level: int = 1, backend: str = "auto"):
+    return select(Request(backend=backend, optimization_level=level), describe(MACHINES[key]), "large-v3")
+
+
+def _planned(selection, level=None, environ=None):
+    return [r.name for r in plan_optimizations(selection, level, environ or {}) if r.status == "planned"]
+
+
+def test_every_step_appears_once_per_plan_in_table_order():
+    for key in ("h100", "cpu", "m2", "mi300x"):
+        for level in (0, 1, 2):
+            plan = plan_optimizations(_selection(key), level, {})
+            assert [r.name for r in plan] == [s.name for s in STEPS]
+            assert all(r.status in ("planned", "skipped") and r.detail for r in plan)
+
+
+def test_levels_are_cumulative_on_an_h100():
+    s = _selection("h100")
+    assert _planned(s, 0) == ["cudnn_benchmark"]
+    assert _planned(s, 1) == ["cudnn_benchmark", "tf32", "compute_dtype", "cuda_allocator", "batch_size"]
+    assert _planned(s, 2) == _planned(s, 1) + ["benchmark_tuning"]
+
+
+def test_skips_say_why():
+    t4 = {r.name: r.detail for r in plan_optimizations(_selection("t4"), 1, {})}
+    assert "7.5 < 8.0" in t4["tf32"]
+    cpu = {r.name: r.detail for r in plan_optimizations(_selection("cpu"), 0, {})}
+    assert "level 0 keeps Whisper's defaults" in cpu["compute_dtype"]
+    assert cpu["tf32"] == "needs level 1"
+
+
+def test_user_settings_are_respected():
+    h100 = {r.name: r for r in plan_optimizations(_selection("h100"), 1, {ALLOC_CONF_VARIABLE: "max_split_size_mb:64"})}
+    assert h100["cuda_allocator"].status == "skipped" and "set by the user" in h100["cuda_allocator"].detail
+    cpu = {r.name: r for r in plan_optimizations(_selection("cpu"), 1, {"OMP_NUM_THREADS": "3"})}
+    assert cpu["cpu_threads"].status == "skipped" and "OMP_NUM_THREADS=3" in cpu["cpu_threads"].detail
+
+
+def test_allocator_configuration_depends_on_vram():
+    assert allocator_conf(15 * GIB) == "expandable_segments:True,garbage_collection_threshold:0.8"
+    assert allocator_conf(80 * GIB) == "expandable_segments:True"
+    plan = {r.name: r.detail for r in plan_optimizations(_selection("t4"), 1, {})}
+    assert "garbage_collection_threshold" in plan["cuda_allocator"]
+
+
+def test_cpu_threads_use_physical_cores_within_the_affinity():
+    s = _selection("cpu")  # 32 logical, 16 physical
+    assert optimize.cpu_threads(s) == 16
+
+
+@pytest.fixture
+def torch_settings(monkeypatch):
+    """Restore torch's global switches and the allocator variable after a test applies steps."""
+    torch = pytest.importorskip("torch")
+    saved = (torch.get_num_threads(), torch.backends.cudnn.benchmark,
+             torch.backends.cuda.matmul.fp32_precision, torch.backends.cudnn.conv.fp32_precision)
+    monkeypatch.setenv(ALLOC_CONF_VARIABLE, "")  # registers the undo, so the step's own setting is removed after
+    monkeypatch.delenv(ALLOC_CONF_VARIABLE)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    yield torch
+    torch.set_num_threads(saved[0])
+    torch.backends.cudnn.benchmark = saved[1]
+    torch.backends.cuda.matmul.fp32_precision = saved[2]
+    torch.backends.cudnn.conv.fp32_precision = saved[3]
+
+
+def test_apply_on_this_cpu_sets_the_thread_count(torch_settings, caplog):
+    torch = torch_settings
+    s = _selection("cpu")
+    s = replace(s, machine=describe(replace(MACHINES["cpu"], cpu_count=1, cpu_physical_cores=1)))
+    torch.set_num_threads(2)
+    with caplog.at_level(logging.INFO, logger="whisper_subtitler.platform.optimize"):
+        report = apply_optimizations(s)
+    assert report.applied == ("compute_dtype", "cpu_threads", "batch_size")
+    assert torch.get_num_threads() == 1
+    logged = [r.getMessage() for r in caplog.records]
+    assert len(logged) == len(STEPS)  # every step, applied or skipped, is in the log
+    assert any("cpu_threads: applied (torch.set_num_threads(1) (was 2))" in m for m in logged)
+
+
+def test_apply_for_a_simulated_h100_flips_the_cuda_switches(torch_settings):
+    torch = torch_settings
+    import os
+
+    report = apply_optimizations(_selection("h100"), environ={})
+    assert report.applied == ("cudnn_benchmark", "tf32", "compute_dtype", "cuda_allocator", "batch_size")
+    assert torch.backends.cudnn.benchmark is True
+    assert torch.backends.cuda.matmul.fp32_precision == "tf32"
+    assert os.environ[ALLOC_CONF_VARIABLE] == "expandable_segments:True"
+
+
+def test_a_failing_step_is_reported_and_the_run_goes_on(torch_settings, monkeypatch, caplog):
+    def broken(selection, env):
+        raise RuntimeError("cuDNN is broken here")
+
+    steps = tuple(replace(s, action=broken) if s.name == "cudnn_benchmark" else s for s in STEPS)
+    monkeypatch.setattr(optimize, "STEPS", steps)
+    with caplog.at_level(logging.WARNING, logger="whisper_subtitler.platform.optimize"):
+        report = apply_optimizations(_selection("h100"), environ={})
+    status = {r.name: r.status for r in report.steps}
+    assert status["cudnn_benchmark"] == "failed"
+    assert status["tf32"] == status["batch_size"] == "applied"
+    assert any("cudnn_benchmark failed" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+
+
+def test_level_2_plan_names_the_tuning_cache(tmp_path):
+    plan = {r.name: r.detail for r in plan_optimizations(_selection("cpu", 2), 2, {"XDG_CACHE_HOME": str(tmp_path)})}
+    assert str(tmp_path / "whisper-subtitler" / "tuning.json") in plan["benchmark_tuning"]

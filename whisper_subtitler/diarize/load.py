@@ -1,0 +1,196 @@
+"""Which speaker diarization pipeline to run, loaded once, and the :class:`Diarizer` that runs it on audio.
+
+Where the pipeline comes from, in the order of what the user asked for (``DiarizationOptions.model``):
+
+1. a Hugging Face pipeline id (``pyannote/speaker-diarization-community-1``), with the token from ``HF_TOKEN``
+   or the user's stored login (``huggingface_hub.get_token()``), never from a command-line value;
+2. a local pipeline folder (what ``git clone`` of a pipeline repository gives) or its ``config.yaml``;
+3. nothing: the embedded offline pipeline (:mod:`.embedded`).
+
+The token is never printed or logged and never reaches a traceback: hub failures become one
+:class:`~whisper_subtitler.errors.MissingRequirementError` raised outside the ``except`` block (no chained
+exception, no frame that holds the token), with the token scrubbed from the message.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import re
+import time
+from pathlib import Path
+
+from whisper_subtitler.diarize.options import DiarizationOptions
+from whisper_subtitler.errors import MissingRequirementError, ModelNotFoundError, SubtitlerError
+from whisper_subtitler.types import SAMPLE_RATE, Audio, SpeakerTurn
+
+logger = logging.getLogger(__name__)
+
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")  # owner/name, as huggingface_hub validates repo ids
+PIPELINE_CONFIG = "config.yaml"  # pyannote.audio.core.pipeline: AssetFileName.Pipeline
+TOKEN_HINT = "set HF_TOKEN or run `hf auth login`, and accept the conditions on the model page"
+
+
+class Diarizer:
+    """A loaded speaker diarization pipeline: ``diarizer(audio) -> tuple[SpeakerTurn, ...]``.
+
+    Turns are sorted by start (then end), times in seconds; speakers are labelled ``SPEAKER_00``,
+    ``SPEAKER_01``... in order of first appearance. Turns of different speakers may overlap. Call
+    :meth:`close` (or use ``with``) to free the model and its (GPU) memory.
+    """
+
+    def __init__(self, pipeline, options: DiarizationOptions, name: str, device: str = "cpu") -> None:
+        self._pipeline = pipeline
+        self.options = options
+        self.name = name
+        self.device = device
+
+    def __call__(self, audio: Audio) -> tuple[SpeakerTurn, ...]:
+        """Diarize ``audio`` (mono float32 at 16 kHz, passed in memory).
+
+        Raises SubtitlerError when the diarizer was closed or the sample rate is not 16 kHz.
+        """
+        if self._pipeline is None:
+            raise SubtitlerError("the diarization model was already released")
+        if audio.sample_rate != SAMPLE_RATE:
+            raise SubtitlerError(f"diarization needs {SAMPLE_RATE} Hz audio, got {audio.sample_rate} Hz")
+        import numpy as np
+        import torch
+
+        from whisper_subtitler.diarize import pyannote_compat
+
+        waveform = torch.from_numpy(np.ascontiguousarray(audio.samples, dtype=np.float32)).unsqueeze(0)
+        started = time.perf_counter()
+        with pyannote_compat.stdout_to_log(), pyannote_compat.quiet_pyannote_warnings():
+            output = self._pipeline(
+                {"waveform": waveform, "sample_rate": audio.sample_rate, "uri": audio.source.stem or "audio"},
+                **self.options.speaker_counts(),
+            )
+        annotation = getattr(output, "speaker_diarization", output)  # legacy pipelines return the Annotation
+        turns = turns_from_annotation(annotation)
+        logger.info(
+            "diarization: %d speaker turns, %d speakers, %.1f s for %.1f s of audio",
+            len(turns), len({t.speaker for t in turns}), time.perf_counter() - started, audio.duration,
+        )
+        return turns
+
+    def close(self) -> None:
+        """Release the pipeline and return its memory (``torch.cuda.empty_cache`` on CUDA)."""
+        self._pipeline = None
+        gc.collect()
+        if self.device.startswith("cuda"):
+            import torch
+
+            torch.cuda.empty_cache()
+
+    def __enter__(self) -> Diarizer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def turns_from_annotation(annotation) -> tuple[SpeakerTurn, ...]:
+    """pyannote ``Annotation`` -> speaker turns sorted by (start, end), relabelled by first appearance."""
+    raw = sorted(
+        ((float(seg.start), float(seg.end), str(label)) for seg, _, label in annotation.itertracks(yield_label=True)),
+    )
+    names: dict[str, str] = {}
+    for _, _, label in raw:
+        names.setdefault(label, f"SPEAKER_{len(names):02d}")
+    return tuple(SpeakerTurn(start, end, names[label]) for start, end, label in raw if end > start)
+
+
+def load_diarizer(options: DiarizationOptions, device: str = "cpu") -> Diarizer:
+    """Load the pipeline ``options.model`` names (see the module docstring) onto ``device`` (``cpu``, ``cuda``...).
+
+    Raises MissingRequirementError (pyannote.audio or the offline models not installed, a gated model, no
+    token, no network) or ModelNotFoundError (neither a path nor a hub id), each with the fix as hint.
+    """
+    from whisper_subtitler.diarize import pyannote_compat  # MissingRequirementError without pyannote.audio
+
+    import torch
+
+    source = options.model
+    started = time.perf_counter()
+    with pyannote_compat.stdout_to_log(), pyannote_compat.quiet_pyannote_warnings():
+        if source is None:
+            from whisper_subtitler.diarize.embedded import NAME, OfflineSpeakerDiarization
+
+            pipeline, name = OfflineSpeakerDiarization(), NAME
+        elif Path(source).expanduser().exists():
+            pipeline, name = _load_local(Path(source).expanduser()), f"local pipeline {source}"
+        elif HUB_ID.match(source):
+            pipeline, name = _load_hub(source), f"Hugging Face pipeline {source}"
+        else:
+            raise ModelNotFoundError(
+                f"diarization model {source!r} is neither a file or folder nor a Hugging Face id (owner/name)",
+                hint="give a pipeline folder, its config.yaml, or an id such as pyannote/speaker-diarization-community-1",
+            )
+    pipeline.to(torch.device(device))
+    logger.info("loaded diarization pipeline (%s) on %s in %.1f s", name, device, time.perf_counter() - started)
+    return Diarizer(pipeline, options, name, device)
+
+
+def _load_local(path: Path):
+    """A pipeline from a local folder holding ``config.yaml``, or from that file."""
+    from pyannote.audio import Pipeline
+
+    from whisper_subtitler.diarize import pyannote_compat
+
+    config = path / PIPELINE_CONFIG if path.is_dir() else path
+    if not config.is_file():
+        raise ModelNotFoundError(
+            f"{path} has no {PIPELINE_CONFIG}", hint="give a pyannote pipeline folder (git clone of a pipeline repo)"
+        )
+    try:
+        return Pipeline.from_pretrained(path)
+    except SubtitlerError:
+        raise
+    except Exception as exc:  # a local config may still name hub models or missing files
+        failure = f"{type(exc).__name__}: {exc}"
+    raise MissingRequirementError(f"cannot load the diarization pipeline in {path}: {pyannote_compat.redact(failure)}")
+
+
+def _load_hub(model_id: str):
+    """A pipeline from the Hugging Face hub (or its local cache), with the user's token."""
+    from huggingface_hub import get_token
+    from huggingface_hub.errors import GatedRepoError, LocalEntryNotFoundError, RepositoryNotFoundError
+    from pyannote.audio import Pipeline
+
+    from whisper_subtitler.diarize import pyannote_compat
+
+    token = get_token()  # HF_TOKEN, else the stored login; None when neither
+    try:
+        pipeline = Pipeline.from_pretrained(model_id, token=token)
+        failure = None if pipeline is not None else "the hub returned nothing"
+        kind = "empty"
+    except GatedRepoError:
+        kind, failure = "gated", ""
+    except RepositoryNotFoundError:
+        kind, failure = "not found", ""
+    except LocalEntryNotFoundError:
+        kind, failure = "offline", ""
+    except Exception as exc:  # noqa: BLE001 - any failure must leave here without the token
+        kind, failure = "other", pyannote_compat.redact(f"{type(exc).__name__}: {exc}", token)
+    # Raised here, outside the except blocks: the error carries no __context__ with the token in its frames.
+    if failure is None:
+        return pipeline
+    del token
+    page = f"https://hf.co/{model_id}"
+    if kind == "gated":
+        raise MissingRequirementError(
+            f"{model_id} is a gated model and this Hugging Face account has no access",
+            hint=f"accept the conditions at {page}, then set HF_TOKEN or run `hf auth login`",
+        )
+    if kind == "not found":
+        raise MissingRequirementError(
+            f"{model_id} was not found on Hugging Face, or needs a token with access", hint=TOKEN_HINT
+        )
+    if kind == "offline":
+        raise MissingRequirementError(
+            f"cannot download {model_id}: no connection to Hugging Face and it is not in the local cache",
+            hint="connect once to cache it, or leave out --diarization-model for the offline default",
+        )
+    raise MissingRequirementError(f"cannot load diarization pipeline {model_id}: {failure}", hint=TOKEN_HINT)
+

@@ -1,0 +1,72 @@
+"""Which files a run processes: paths, quoted globs, folders (``--recursive``) and ``-`` for a list on stdin.
+
+Nothing here opens a file: a path that does not exist or cannot be read is kept, so that the pipeline reports it
+with its reason and the rest of the batch goes on.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TextIO
+
+# Extensions picked up from folders with --recursive (lower case, without dot): common video and audio containers.
+MEDIA_EXTENSIONS = (
+    "mp4", "m4v", "mkv", "mov", "webm", "avi", "wmv", "flv", "mpg", "mpeg", "ts", "mts", "m2ts", "3gp", "ogv",
+    "mp3", "wav", "flac", "m4a", "aac", "ogg", "oga", "opus", "wma", "aiff", "aif", "amr",
+)
+
+
+def parse_extensions(value: str | None) -> tuple[str, ...]:
+    """``"mp4,.MKV"`` -> ``("mp4", "mkv")``; ``None`` -> ``MEDIA_EXTENSIONS``."""
+    if not value:
+        return MEDIA_EXTENSIONS
+    return tuple(dict.fromkeys(e.strip().lower().lstrip(".") for e in value.split(",") if e.strip()))
+
+
+def _walk(folder: Path, extensions: Sequence[str]) -> list[Path]:
+    found = []
+    for root, dirs, files in os.walk(folder):  # does not follow symlinked folders: no loops
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if not name.startswith(".") and name.rsplit(".", 1)[-1].lower() in extensions and "." in name:
+                found.append(Path(root) / name)
+    return found
+
+
+def expand_inputs(
+    arguments: Iterable[str | Path],
+    *,
+    recursive: bool = False,
+    extensions: Sequence[str] = MEDIA_EXTENSIONS,
+    stdin: TextIO | None = None,
+) -> list[Path]:
+    """Expand the command-line inputs into the files to process, in order, without duplicates.
+
+    ``-`` reads one path per line from ``stdin`` (blank lines and ``#`` comments skipped). An argument with glob
+    characters that names no existing file is expanded as a glob (for scripts that quote their patterns). A folder is
+    walked with ``recursive``, keeping files whose extension is in ``extensions``; without it the folder is kept and
+    reported as an error by the pipeline.
+    """
+    expanded: list[Path] = []
+    for arg in arguments:
+        text = str(arg)
+        if text == "-" and stdin is not None:
+            lines = (ln.strip() for ln in stdin.read().splitlines())
+            expanded.extend(Path(ln) for ln in lines if ln and not ln.startswith("#"))
+            continue
+        path = Path(text)
+        if not path.exists() and not path.is_symlink() and glob.has_magic(text):
+            matches = sorted(glob.glob(text, recursive=recursive))
+            expanded.extend(Path(m) for m in matches) if matches else expanded.append(path)
+            continue
+        expanded.append(path)
+    result: list[Path] = []
+    for path in expanded:
+        if recursive and path.is_dir():
+            result.extend(_walk(path, extensions))
+        else:
+            result.append(path)
+    return list(dict.fromkeys(result))

@@ -1,0 +1,124 @@
+"""Running a batch: every input through the pipeline, progress on stderr, one summary for scripts.
+
+One bad file never stops the batch: its ``FileResult`` says why, and the exit code says that something failed.
+Ctrl-C stops after cleaning up (no partial output, no temporary file) with exit code 130.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from whisper_subtitler import __version__
+from whisper_subtitler.errors import ExitCode
+from whisper_subtitler.pipeline import FileResult
+
+
+@dataclass(frozen=True)
+class BatchSummary:
+    """The results of a batch, in input order; ``interrupted`` when Ctrl-C ended it early."""
+
+    results: tuple[FileResult, ...]
+    interrupted: bool = False
+    wall_seconds: float = 0.0
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """130 when interrupted, 1 when a file failed, else 0."""
+        if self.interrupted:
+            return ExitCode.INTERRUPTED
+        return ExitCode.FAILED if any(r.status == "failed" for r in self.results) else ExitCode.OK
+
+    def to_json(self) -> dict:
+        """The documented ``--json`` object (README, "Scripting")."""
+        return {
+            "version": __version__,
+            "exit_code": int(self.exit_code),
+            "interrupted": self.interrupted,
+            "wall_seconds": round(self.wall_seconds, 3),
+            "counts": {s: sum(r.status == s for r in self.results) for s in ("done", "skipped", "failed")},
+            "files": [
+                {
+                    "input": str(r.source),
+                    "status": r.status,
+                    "outputs": [str(p) for p in r.outputs],
+                    "skipped_outputs": [str(p) for p in r.skipped_outputs],
+                    "duration": r.duration,
+                    "language": r.language,
+                    "speakers": list(r.speakers),
+                    "timings": r.timings,
+                    "error": r.error,
+                }
+                for r in self.results
+            ],
+        }
+
+
+class BatchProgress:
+    """A Rich progress display on stderr: the batch (files, elapsed, ETA) and the current file's stage.
+
+    It turns itself off when stderr is not a terminal (scripts, cron, CI) or when ``enabled`` is false.
+    """
+
+    def __init__(self, console: Console, total: int, enabled: bool = True) -> None:
+        self.enabled = enabled and console.is_terminal
+        self._progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+            TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True,
+        )
+        self._batch = self._progress.add_task("files", total=total) if self.enabled else None
+        self._current = None
+
+    def __enter__(self) -> BatchProgress:
+        if self.enabled:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.enabled:
+            self._progress.stop()
+
+    def start_file(self, source: Path) -> None:
+        if self.enabled:
+            self._name = source.name
+            self._progress.update(self._batch, description=f"{source.name}: starting")
+
+    def stage(self, name: str) -> None:
+        if self.enabled:
+            self._progress.update(self._batch, description=f"{self._name}: {name}")
+
+    def end_file(self) -> None:
+        if self.enabled:
+            self._progress.advance(self._batch)
+
+
+def run_batch(
+    process: Callable[..., FileResult],
+    sources: Sequence[Path],
+    progress: BatchProgress,
+    report: Callable[[FileResult], None] = lambda r: None,
+) -> BatchSummary:
+    """Run ``process(source, on_stage=...)`` for every source; ``report`` is called with each result as it comes.
+
+    ``KeyboardInterrupt`` ends the batch: the summary then holds the finished files and ``interrupted=True``.
+    Other exceptions (a missing requirement, a bug) propagate.
+    """
+    started = time.perf_counter()
+    results: list[FileResult] = []
+    interrupted = False
+    with progress:
+        try:
+            for source in sources:
+                progress.start_file(source)
+                result = process(source, on_stage=progress.stage)
+                results.append(result)
+                report(result)
+                progress.end_file()
+        except KeyboardInterrupt:
+            interrupted = True
+    return BatchSummary(results=tuple(results), interrupted=interrupted, wall_seconds=time.perf_counter() - started)
