@@ -40,7 +40,7 @@ def test_word_error_rate_on_real_speech(transcribed):
 def test_cue_times_come_from_word_timestamps(transcribed):
     out, _ = transcribed
     cues = list(srt.parse((out / "x.srt").read_text(encoding="utf-8")))
-    assert len(cues) >= 8
+    assert len(cues) >= 5  # 23 s of speech
     starts = [c.start.total_seconds() for c in cues]
     ends = [c.end.total_seconds() for c in cues]
     assert starts == sorted(starts)

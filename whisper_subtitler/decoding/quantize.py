@@ -1,0 +1,57 @@
+"""int8 dynamic quantization of an openai-whisper model for the CPU: measured by ``make bench``, off by default.
+
+PyTorch's dynamic quantization (``torch.ao.quantization.quantize_dynamic``) stores ``nn.Linear`` weights as int8
+and quantizes activations on the fly. Two traps in openai-whisper (PERFORMANCE.md): its layers are
+``whisper.model.Linear``, a subclass that ``quantize_dynamic``'s exact-type mapping silently skips, so they are
+first replaced by plain ``nn.Linear`` copies; and the output projection (the tied token embedding, 51864 x d, the
+largest tensor each decoding step reads) is a matmul, not a Linear, so it gets a quantized Linear of its own and
+``TextDecoder.forward`` is replaced by the same code (whisper/model.py, 20250625) ending in that Linear.
+
+The words change: int8 cost 0.5-4 WER points on tiny and 6 on base in batched chunks (PERFORMANCE.md), above the
+0.01 the issue allows, so the pipeline does not use it; ``docs/benchmarks.md`` has the current measurement.
+"""
+
+from __future__ import annotations
+
+import types
+
+
+def quantize_int8(model, *, output_projection: bool = True):
+    """Quantize ``model``'s linear layers (and, with ``output_projection``, its output projection) to int8 in
+    place, for CPU inference in float32; returns the model. Raises ``ValueError`` for a model not on the CPU."""
+    import torch
+    from torch import nn
+    from whisper.model import Linear as WhisperLinear
+
+    if model.device.type != "cpu":
+        raise ValueError("int8 dynamic quantization runs on the CPU only")
+    model.float()
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) is WhisperLinear:
+                plain = nn.Linear(child.in_features, child.out_features, bias=child.bias is not None)
+                plain.load_state_dict(child.state_dict())
+                setattr(parent, name, plain)
+    torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8, inplace=True)
+
+    if output_projection:
+        decoder = model.decoder
+        weight = decoder.token_embedding.weight
+        projection = nn.Linear(weight.shape[1], weight.shape[0], bias=False)
+        projection.weight = nn.Parameter(weight.detach().clone(), requires_grad=False)
+        holder = nn.Sequential(projection)
+        torch.ao.quantization.quantize_dynamic(holder, {nn.Linear}, dtype=torch.qint8, inplace=True)
+        decoder.projection_int8 = holder[0]
+        decoder.forward = types.MethodType(_decoder_forward, decoder)
+    return model
+
+
+def _decoder_forward(self, x, xa, kv_cache=None):
+    """``whisper.model.TextDecoder.forward`` (openai-whisper 20250625) with the int8 output projection."""
+    offset = next(iter(kv_cache.values())).shape[1] if kv_cache else 0
+    x = self.token_embedding(x) + self.positional_embedding[offset : offset + x.shape[-1]]
+    x = x.to(xa.dtype)
+    for block in self.blocks:
+        x = block(x, xa, mask=self.mask, kv_cache=kv_cache)
+    x = self.ln(x)
+    return self.projection_int8(x).float()
