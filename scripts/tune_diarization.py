@@ -82,7 +82,7 @@ SETUPS = (
     ("three_bcd", (VOICE_B, VOICE_C, VOICE_D), 15),
     ("one_c", (VOICE_C,), 8),
 )
-THRESHOLDS = tuple(round(0.30 + 0.05 * k, 2) for k in range(19))  # 0.30 .. 1.20 (cosine distance)
+THRESHOLDS = tuple(round(0.30 + 0.025 * k, 3) for k in range(37))  # 0.30 .. 1.20 (cosine distance)
 
 log = logging.getLogger("tune_diarization")
 
@@ -137,15 +137,16 @@ def main() -> int:
             params["clustering"]["threshold"] = threshold
             pipeline.instantiate(params)
             metric = DiarizationErrorRate(collar=0.0)
-            found = {}
+            found, per_file = {}, {}
             started = time.perf_counter()
             for file, reference, duration in files:
                 with pyannote_compat.stdout_to_log(), pyannote_compat.quiet_pyannote_warnings():
                     hypothesis: Annotation = pipeline(file).speaker_diarization
-                metric(reference, hypothesis, uem=Segment(0.0, duration))
+                per_file[file["uri"]] = round(metric(reference, hypothesis, uem=Segment(0.0, duration)), 4)
                 found[file["uri"]] = len(hypothesis.labels())
-            results.append({"threshold": threshold, "der": round(abs(metric), 4), "speakers_found": found})
-            log.info("threshold %.2f: DER %.2f %% %s (%.1f s)", threshold, 100 * abs(metric), found,
+            results.append({"threshold": threshold, "der": round(abs(metric), 4), "der_per_file": per_file,
+                            "speakers_found": found})
+            log.info("threshold %.3f: DER %.2f %% %s (%.1f s)", threshold, 100 * abs(metric), found,
                      time.perf_counter() - started)
 
     best_der = min(r["der"] for r in results)

@@ -17,14 +17,14 @@ def transcribed(sample_mp4, tmp_path_factory):
     from tests.conftest import run_cli
 
     out = tmp_path_factory.mktemp("out")
-    result = run_cli("transcribe", str(sample_mp4), "--output-dir", str(out))
+    result = run_cli("transcribe", str(sample_mp4), "--output-dir", str(out), "--format", "srt,vtt,json")
     assert result.returncode == 0, result.stderr
     return out, result
 
 
 def test_writes_srt_and_vtt_named_after_the_input(transcribed):
     out, result = transcribed
-    assert sorted(p.name for p in out.iterdir()) == ["x.srt", "x.vtt"]
+    assert sorted(p.name for p in out.iterdir()) == ["x.json", "x.srt", "x.vtt"]
     assert result.stdout == ""  # stdout is for data only; progress and messages go to stderr
     assert "Traceback" not in result.stderr
 
@@ -102,3 +102,22 @@ def test_one_bad_input_alone(tmp_path, cli, make_bad):
     lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and str(path) in lines[0], result.stderr
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_cue_readability_figures_on_real_speech(transcribed):
+    """scripts/cue_stats.py on the saved transcript: hard limits always met, soft ones where the speech allows."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out, _ = transcribed
+    script = Path(__file__).resolve().parent.parent / "scripts" / "cue_stats.py"
+    result = subprocess.run([sys.executable, str(script), str(out / "x.json"), "--json"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)
+    print("cue figures on pyannote sample.wav:", figures)
+    assert figures["within_line_width_pct"] == 100.0 and figures["within_line_count_pct"] == 100.0
+    assert figures["end_after_start_pct"] == 100.0 and figures["overlaps"] == 0
+    assert figures["within_cps_where_possible_pct"] >= 95.0
+    assert figures["within_duration_where_possible_pct"] >= 95.0

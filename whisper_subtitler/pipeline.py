@@ -150,7 +150,7 @@ class Pipeline:
             stage("diarize")
             transcript = self._diarize(audio, transcript)
         stage("cues")
-        cues = build_cues(transcript, self.options.cues)
+        cues = build_cues(transcript, self.options.cues, speech=speech)
         stage("write")
         transcript = replace(transcript, timings=dict(timings))
 

@@ -27,7 +27,8 @@ CONJUNCTIONS = frozenset(
 )
 PREPOSITIONS = frozenset(
     "to of in on at for with from by about into onto over under after before between through during "
-    "without within against among around across behind beyond near toward towards upon like".split()
+    "without within against among around across behind beyond near toward towards upon like below above "
+    "along beside besides despite except inside outside per via throughout underneath".split()
 )
 PRONOUNS = frozenset("i you he she we they it".split())
 AUXILIARIES = frozenset(
@@ -36,7 +37,7 @@ AUXILIARIES = frozenset(
 )
 
 # Japanese kinsoku shori (JIS X 4051): characters that may not start a line, and that may not end one.
-NO_LINE_START = frozenset("、。，．・：；？！ー」』）】〕〉》”’ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ々…")
+NO_LINE_START = frozenset("、。，．・：；？！ー」』）】〕〉》”’…々" "ぁぃぅぇぉっゃゅょゎ" "ァィゥェォッャュョヮヵヶ")
 NO_LINE_END = frozenset("「『（【〔〈《“‘")
 
 NEVER = 40.0  # penalty of a break the rules forbid; still possible when nothing else fits

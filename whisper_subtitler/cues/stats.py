@@ -74,9 +74,9 @@ def cue_stats(cues: Sequence[Cue], options: CueOptions = CueOptions(), duration:
         nxt = cues[i + 1].start if i + 1 < n else (duration if duration > 0 else float("inf"))
         boxed = cue.end >= nxt - options.min_gap - EPS  # no room left to extend
         chars = sum(len(line) for line in cue.lines) + len(cue.lines) - 1
-        cps = chars / d if d > 0 else float("inf")
-        max_cps = max(max_cps, cps)
-        c_ok = cps <= options.max_cps + 0.05
+        cps = chars / d if d > 0 else None  # a cue of no duration cannot be read at all
+        max_cps = max(max_cps, cps or 0.0)
+        c_ok = cps is not None and cps <= options.max_cps + 0.05
         cps_ok += c_ok
         cps_possible += c_ok or boxed
         d_ok = options.min_duration - EPS <= d <= options.max_duration + EPS

@@ -18,7 +18,9 @@ from whisper_subtitler.types import Cue, Transcript
 from whisper_subtitler.writers.base import Writer, WriterOptions, to_milliseconds, words_by_line
 
 # Speaker colours as ASS &HAABBGGRR: white, yellow, cyan, light green, pink, orange, light blue, light red.
-PALETTE = ("&H00FFFFFF", "&H0000FFFF", "&H00FFFF00", "&H0080FF80", "&H00FF80FF", "&H000080FF", "&H00FFC080", "&H008080FF")
+PALETTE = (
+    "&H00FFFFFF", "&H0000FFFF", "&H00FFFF00", "&H0080FF80", "&H00FF80FF", "&H000080FF", "&H00FFC080", "&H008080FF",
+)
 STYLE_FORMAT = (
     "Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, "
     "Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, "

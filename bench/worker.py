@@ -1,0 +1,168 @@
+"""One benchmark measurement in its own process (so that peak RSS belongs to one method): load the model (not
+timed), transcribe one file (timed: audio decoding, VAD, mel, decoding, word timestamps), print one JSON line.
+
+    python bench/worker.py METHOD --model tiny.en --audio clip.wav --threads 2 [--ct2 DIR] [--device cpu]
+
+Methods (``METHODS``): ``openai`` (``whisper.transcribe(word_timestamps=True)``, its defaults otherwise),
+``ours`` (the pipeline's stages: ``extract_audio``, ``vad.speech_regions``, ``decoding.batched``), ``ours-int8``
+(the same with ``decoding.quantize``), ``ours-stream`` (``transcribe_stream`` over ffmpeg blocks, ``bench/blocks.py``),
+``faster-whisper`` / ``faster-whisper-int8`` (``BatchedInferencePipeline``, greedy, word timestamps).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from anywhere: the package and bench/ helpers
+sys.path.insert(0, str(ROOT / "bench"))
+
+METHODS = ("openai", "ours", "ours-int8", "ours-stream", "faster-whisper", "faster-whisper-int8")
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process in MiB (``ru_maxrss`` is KiB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+def warm_up_word_timing() -> None:
+    """Compile openai-whisper's numba kernels (``dtw``, ``median_filter``) before timing; every whisper-based
+    method pays this once per process (about 2 s), which is not transcription work."""
+    import torch
+    from whisper.timing import dtw, median_filter
+
+    dtw(torch.randn(8, 16))
+    median_filter(torch.randn(2, 8, 16), 7)
+
+
+def load_openai_model(name: str, device: str):
+    from whisper_subtitler.models import load_whisper, resolve_model
+
+    model = load_whisper(resolve_model(name), device="cpu")
+    if device != "cpu":
+        model = model.half().to(device)  # fp16 on GPUs, as whisper.load_model + transcribe(fp16=True) would
+    return model
+
+
+def run_openai(args) -> dict:
+    import whisper
+
+    model = load_openai_model(args.model, args.device)
+    warm_up_word_timing()
+    sync(args.device)
+    start = time.perf_counter()
+    result = whisper.transcribe(model, str(args.audio), word_timestamps=True, fp16=args.device != "cpu", verbose=None)
+    sync(args.device)
+    wall = time.perf_counter() - start
+    words = sum(len(s.get("words", [])) for s in result["segments"])
+    return {"wall_s": wall, "text": result["text"], "words": words, "language": result["language"]}
+
+
+def selection_for(args):
+    """The platform layer's selection, as ``transcribe`` makes it (the batch size ``doctor`` recommends)."""
+    from whisper_subtitler import platform
+
+    selection = platform.configure(gpu_backend="cpu" if args.device == "cpu" else None, model=args.model)
+    platform.apply_optimizations(selection)
+    return selection
+
+
+def run_ours(args, *, int8: bool = False, stream: bool = False) -> dict:
+    import torch
+
+    from whisper_subtitler import platform
+    from whisper_subtitler.audio import extract_audio
+    from whisper_subtitler.decoding.batched import transcribe_batched, transcribe_stream
+    from whisper_subtitler.decoding.quantize import quantize_int8
+    from whisper_subtitler.models import load_whisper, resolve_model
+    from whisper_subtitler.transcribe import TranscribeOptions
+    from whisper_subtitler.vad import _load_model, speech_regions
+
+    selection = selection_for(args)
+    torch.set_num_threads(args.threads)
+    model = platform.prepare_model(load_whisper(resolve_model(args.model), device="cpu"), selection)
+    if int8:
+        quantize_int8(model)
+    batch_size = args.batch_size or selection.batch_size
+    options = TranscribeOptions(fp16=selection.dtype == "float16")
+    warm_up_word_timing()
+    _load_model()  # the VAD model is loaded once per run, like the Whisper model
+    sync(args.device)
+    start = time.perf_counter()
+    if stream:
+        from blocks import read_blocks
+
+        transcript = transcribe_stream(model, read_blocks(args.audio), options, vad=speech_regions,
+                                       batch_size=batch_size, model_name=args.model, source_name=str(args.audio))
+    else:
+        audio = extract_audio(args.audio)
+        speech = speech_regions(audio.samples)
+        transcript = transcribe_batched(model, audio, speech, options, batch_size=batch_size, model_name=args.model)
+    sync(args.device)
+    wall = time.perf_counter() - start
+    return {"wall_s": wall, "text": transcript.text, "words": len(transcript.words), "language": transcript.language,
+            "batch_size": batch_size, "dtype": "int8" if int8 else selection.dtype}
+
+
+def run_faster_whisper(args, compute_type: str) -> dict:
+    from faster_whisper import BatchedInferencePipeline, WhisperModel
+
+    model = WhisperModel(str(args.ct2), device="cuda" if args.device != "cpu" else "cpu", compute_type=compute_type,
+                         cpu_threads=args.threads, num_workers=1)
+    pipeline = BatchedInferencePipeline(model)
+    batch_size = args.batch_size or 8
+    start = time.perf_counter()
+    segments, info = pipeline.transcribe(str(args.audio), batch_size=batch_size, beam_size=1, word_timestamps=True)
+    segments = list(segments)  # the generator does the work
+    wall = time.perf_counter() - start
+    return {"wall_s": wall, "text": "".join(s.text for s in segments), "words": sum(len(s.words or []) for s in segments),
+            "language": info.language, "batch_size": batch_size, "dtype": compute_type}
+
+
+def sync(device: str) -> None:
+    if device != "cpu":
+        import torch
+
+        torch.cuda.synchronize()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("method", choices=METHODS)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--audio", type=Path, required=True)
+    parser.add_argument("--ct2", type=Path, help="CTranslate2 folder of the same weights (faster-whisper)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--batch-size", type=int)
+    args = parser.parse_args()
+
+    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    import torch
+
+    torch.set_num_threads(args.threads)
+    if args.device != "cpu":
+        torch.cuda.reset_peak_memory_stats()
+    if args.method == "openai":
+        result = run_openai(args)
+    elif args.method.startswith("ours"):
+        result = run_ours(args, int8=args.method == "ours-int8", stream=args.method == "ours-stream")
+    else:
+        result = run_faster_whisper(args, "int8" if args.method.endswith("int8") else
+                                    ("float16" if args.device != "cpu" else "float32"))
+    result.update(method=args.method, model=args.model, audio=str(args.audio), threads=args.threads,
+                  device=args.device, peak_rss_mb=round(peak_rss_mb(), 1))
+    if args.device != "cpu" and not args.method.startswith("faster"):
+        result["peak_vram_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
