@@ -333,7 +333,7 @@ def print_plan(pipeline, sources: list[Path], as_json: bool) -> None:
 @app.command(epilog=EXIT_CODES_HELP)
 def doctor(
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout "
-                                              "(schema: docs/doctor-schema.json).")] = False,
+                                              "(schema: whisper_subtitler/doctor_schema.json).")] = False,
     gpu_backend: Annotated[
         Optional[GpuBackend], typer.Option("--gpu-backend", help="Show the choice for this backend request.",
                                            show_default=False),

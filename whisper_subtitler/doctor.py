@@ -1,6 +1,6 @@
 """``whisper-subtitler doctor``: what this machine offers, what the tool would choose, and what is missing.
 
-``build_report`` gathers the facts into a plain dict whose shape is fixed by ``docs/doctor-schema.json``
+``build_report`` gathers the facts into a plain dict whose shape is fixed by ``whisper_subtitler/doctor_schema.json``
 (``SCHEMA_VERSION``; fields are only ever added, never renamed or retyped, without a version bump);
 ``render_report`` prints it with Rich; ``doctor --json`` prints the dict as JSON on stdout. Nothing here
 loads a model; the only subprocesses are ``ffmpeg -version`` and ``ffprobe -version``.
@@ -26,7 +26,7 @@ from whisper_subtitler.errors import ExitCode, SubtitlerError
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "docs" / "doctor-schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parent / "doctor_schema.json"  # shipped in the wheel
 FFMPEG_FIX = {
     "Linux": "install ffmpeg: sudo apt install ffmpeg (Debian/Ubuntu) or sudo dnf install ffmpeg (Fedora)",
     "Darwin": "install ffmpeg: brew install ffmpeg",
@@ -150,7 +150,7 @@ def build_report(
     cwd: Path | None = None,
     machine=None,
 ) -> dict[str, Any]:
-    """Gather every fact of the doctor report into a JSON-ready dict (``docs/doctor-schema.json``).
+    """Gather every fact of the doctor report into a JSON-ready dict (``whisper_subtitler/doctor_schema.json``).
 
     ``gpu_backend``/``optimization_level``/``env_file`` are the CLI options, so the report shows the choice a
     ``transcribe`` with the same options would make. A configuration error (an invalid ``GPU_BACKEND``, a
