@@ -119,3 +119,17 @@ def test_diarize_output_and_embedding_interfaces_are_the_ones_we_use():
     assert (embedding.sample_rate, embedding.dimension, embedding.metric) == (16_000, 192, "cosine")
     out = embedding(torch.randn(2, 1, 16_000) * 0.1, masks=torch.ones(2, 100))
     assert out.shape == (2, 192) and np.isfinite(out).all()
+
+
+def test_tf32_settings_survive_pyannotes_reproducibility_fix():
+    from pyannote.audio.utils.reproducibility import fix_reproducibility
+
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+        with pyannote_compat.keep_tf32_settings():
+            fix_reproducibility(torch.device("cuda"))  # what every pipeline call does on CUDA
+            assert torch.backends.cuda.matmul.allow_tf32 is False, "pyannote no longer turns TF32 off: drop 5."
+        assert torch.backends.cuda.matmul.allow_tf32 is True and torch.backends.cudnn.allow_tf32 is True
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before

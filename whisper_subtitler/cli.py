@@ -76,6 +76,20 @@ def subtitle_options(*, max_line_width: int, max_lines: int, max_cps: float, fps
     return cue_options, WriterOptions(bom=bom, crlf=crlf, word_level=word_level)
 
 
+# Options shared by the commands that write subtitle files.
+OutputFormat = Annotated[str, typer.Option("--format", "-f", help="Comma-separated output formats, or all.")]
+OutputDir = Annotated[
+    Optional[Path],
+    typer.Option("--output-dir", "-o", help="Folder for the outputs. Default: beside each input.", file_okay=False),
+]
+Overwrite = Annotated[bool, typer.Option(help="Replace existing output files (they are kept by default).")]
+NameTemplate = Annotated[
+    str, typer.Option("--name-template", help="Output file name without extension: {stem}, {name}, {ext} of the input.")
+]
+Verbose = Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv for debug).")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")]
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"whisper-subtitler {__version__}")
@@ -153,18 +167,10 @@ def transcribe(
         Optional[str], typer.Option("--language", "-l", help="Spoken language (code or name); detected when absent.")
     ] = None,
     task: Annotated[Task, typer.Option(help="transcribe, or translate into English.")] = Task.transcribe,
-    output_format: Annotated[
-        str, typer.Option("--format", "-f", help="Comma-separated output formats, or all.")
-    ] = "srt,vtt",
-    output_dir: Annotated[
-        Optional[Path], typer.Option("--output-dir", "-o", help="Folder for the outputs. Default: beside each input.",
-                                     file_okay=False)
-    ] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace existing output files (they are kept by default).")] = False,
-    name_template: Annotated[
-        str, typer.Option("--name-template", help="Output file name without extension: {stem}, {name}, {ext} "
-                          "of the input.")
-    ] = "{stem}",
+    output_format: OutputFormat = "srt,vtt",
+    output_dir: OutputDir = None,
+    overwrite: Overwrite = False,
+    name_template: NameTemplate = "{stem}",
     recursive: Annotated[bool, typer.Option("--recursive", "-r", help="Process the media files inside folders.")] = False,
     extensions: Annotated[
         Optional[str], typer.Option("--extensions", help="With --recursive: comma-separated extensions to pick "
@@ -226,8 +232,8 @@ def transcribe(
         bool, typer.Option("--no-batch", help="Decode with openai-whisper's sequential transcribe() instead of "
                            "VAD chunks in batches (slower; for comparison and odd audio).")
     ] = False,
-    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv for debug).")] = 0,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")] = False,
+    verbose: Verbose = 0,
+    quiet: Quiet = False,
 ) -> None:
     """Transcribe INPUTS and write subtitles for each (by default <input stem>.srt and .vtt beside it)."""
     from whisper_subtitler import platform
@@ -342,7 +348,7 @@ def doctor(
         Optional[Path], typer.Option("--env-file", help="Read settings from this file, as transcribe would.",
                                      exists=True, dir_okay=False, show_default=False)
     ] = None,
-    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv for debug).")] = 0,
+    verbose: Verbose = 0,
 ) -> None:
     """Report the backends, the device and settings transcribe would use, ffmpeg, models and tokens."""
     from whisper_subtitler.doctor import build_report, render_report
@@ -365,28 +371,10 @@ def format_transcripts(
         list[Path], typer.Argument(help="Transcript JSON files (from --format json, openai-whisper or whisperX).",
                                    exists=True, dir_okay=False, show_default=False)
     ],
-    output_format: Annotated[
-        str, typer.Option("--format", "-f", help="Comma-separated output formats, or all.")
-    ] = "srt,vtt",
-    output_dir: Annotated[
-        Optional[Path], typer.Option("--output-dir", "-o", help="Folder for the outputs. Default: beside each input.",
-                                     file_okay=False)
-    ] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace existing output files (they are kept by default).")] = False,
-    name_template: Annotated[
-        str, typer.Option("--name-template", help="Output file name without extension: {stem}, {name}, {ext} "
-                          "of the input.")
-    ] = "{stem}",
-    recursive: Annotated[bool, typer.Option("--recursive", "-r", help="Process the media files inside folders.")] = False,
-    extensions: Annotated[
-        Optional[str], typer.Option("--extensions", help="With --recursive: comma-separated extensions to pick "
-                                    "(default: common video and audio extensions).", show_default=False)
-    ] = None,
-    audio_track: Annotated[int, typer.Option("--audio-track", min=0, help="Audio stream to use (0 = first).")] = 0,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be done (stdout) and exit.")] = False,
-    json_summary: Annotated[
-        bool, typer.Option("--json", help="Print one JSON summary of the batch on stdout (README, \"Scripting\").")
-    ] = False,
+    output_format: OutputFormat = "srt,vtt",
+    output_dir: OutputDir = None,
+    overwrite: Overwrite = False,
+    name_template: NameTemplate = "{stem}",
     max_line_width: MaxLineWidth = 42,
     max_lines: MaxLines = 2,
     max_cps: MaxCps = 17.0,
@@ -394,8 +382,8 @@ def format_transcripts(
     word_level: WordLevel = False,
     bom: Bom = False,
     crlf: Crlf = False,
-    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv for debug).")] = 0,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")] = False,
+    verbose: Verbose = 0,
+    quiet: Quiet = False,
 ) -> None:
     """Re-render saved TRANSCRIPTS with other subtitle rules or formats, without running any model."""
     from whisper_subtitler.reformat import reformat
@@ -411,7 +399,7 @@ def format_transcripts(
         for source in transcripts:
             try:
                 result = reformat(source, formats=formats, cue_options=cue_options, writer_options=writer_options,
-                                  output_dir=output_dir, overwrite=overwrite)
+                                  output_dir=output_dir, overwrite=overwrite, name_template=name_template)
             except UsageError:
                 raise
             except SubtitlerError as e:

@@ -8,11 +8,20 @@ temporary file (it is removed on every exception, ``KeyboardInterrupt`` included
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from whisper_subtitler.errors import InputError
+from whisper_subtitler.types import Cue, Transcript
+
+if TYPE_CHECKING:
+    from whisper_subtitler.writers import WriterOptions
+
+log = logging.getLogger(__name__)
 
 TEMP_PREFIX = ".whisper-subtitler-"  # temporary files start with this, so a stray one is easy to recognise
 
@@ -65,3 +74,38 @@ def write_atomic(path: Path, data: bytes, *, overwrite: bool = False) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def write_subtitles(
+    transcript: Transcript,
+    cues: Sequence[Cue],
+    targets: Sequence[tuple[str, Path]],
+    writer_options: WriterOptions,
+    *,
+    overwrite: bool = False,
+) -> tuple[list[Path], list[Path]]:
+    """Render ``transcript``/``cues`` in each ``(format, target)`` and write it atomically.
+
+    Returns ``(written, kept)``: a target that exists (or appears meanwhile) is kept untouched unless ``overwrite``.
+    Raises ``InputError`` when a target cannot be written (the files written before it stay complete).
+    """
+    from whisper_subtitler.writers import encode, render
+
+    written: list[Path] = []
+    kept: list[Path] = []
+    for fmt, target in targets:
+        if target.exists() and not overwrite:
+            log.warning("%s exists, left untouched (use --overwrite to replace it)", target)
+            kept.append(target)
+            continue
+        data = encode(render(fmt, transcript, cues, writer_options), fmt, writer_options)
+        try:
+            write_atomic(target, data, overwrite=overwrite)
+        except FileExistsError:
+            log.warning("%s appeared meanwhile, left untouched", target)
+            kept.append(target)
+            continue
+        except OSError as e:
+            raise InputError(f"{target}: cannot write ({e.strerror or e})") from None
+        written.append(target)
+    return written, kept

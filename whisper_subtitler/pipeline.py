@@ -18,10 +18,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from whisper_subtitler.cues import CueOptions, build_cues
-from whisper_subtitler.errors import InputError, SubtitlerError
-from whisper_subtitler.outputs import output_path, write_atomic
+from whisper_subtitler.errors import SubtitlerError
+from whisper_subtitler.outputs import output_path, write_subtitles
 from whisper_subtitler.transcribe import TranscribeOptions
-from whisper_subtitler.writers import FORMATS, WriterOptions, encode, render
+from whisper_subtitler.writers import FORMATS, WriterOptions
 
 log = logging.getLogger(__name__)
 
@@ -154,27 +154,16 @@ class Pipeline:
         stage("write")
         transcript = replace(transcript, timings=dict(timings))
 
-        written: list[Path] = []
-        for fmt, target in zip(self.options.formats, targets):
-            if target in existing:
-                log.warning("%s exists, left untouched (use --overwrite to replace it)", target)
-                continue
-            data = encode(render(fmt, transcript, cues, self.options.writer), fmt, self.options.writer)
-            try:
-                write_atomic(target, data, overwrite=self.options.overwrite)
-            except FileExistsError:
-                log.warning("%s appeared meanwhile, left untouched", target)
-                existing.append(target)
-                continue
-            except OSError as e:
-                raise InputError(f"{target}: cannot write ({e.strerror or e})") from None
-            written.append(target)
+        written, kept = write_subtitles(
+            transcript, cues, list(zip(self.options.formats, targets)), self.options.writer,
+            overwrite=self.options.overwrite,
+        )
         stage("")
         return FileResult(
             source=source,
             status="done",
             outputs=tuple(written),
-            skipped_outputs=tuple(existing),
+            skipped_outputs=tuple(kept),
             duration=round(audio.duration, 3),
             language=transcript.language,
             speakers=transcript.speakers,

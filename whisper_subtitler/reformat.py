@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from whisper_subtitler.cues import CueOptions, build_cues
-from whisper_subtitler.errors import InputError
-from whisper_subtitler.outputs import output_path, write_atomic
-from whisper_subtitler.writers import WriterOptions, encode, get_writer, read_transcript, render, resolve_formats
+from whisper_subtitler.outputs import output_path, write_subtitles
+from whisper_subtitler.writers import WriterOptions, get_writer, read_transcript, resolve_formats
 
 logger = logging.getLogger(__name__)
 
@@ -51,26 +50,12 @@ def reformat(
     names = resolve_formats(formats)
     transcript = read_transcript(source)
     cues = build_cues(transcript, cue_options)
-    written: list[Path] = []
-    kept: list[Path] = []
+    targets = []
     for fmt in names:
-        writer = get_writer(fmt)
-        target = output_path(source, output_dir, writer.extension, name_template)
+        target = output_path(source, output_dir, get_writer(fmt).extension, name_template)
         if target.resolve() == source.resolve():
             logger.info("%s is the input itself, not rewritten", target)
             continue
-        if target.exists() and not overwrite:
-            logger.warning("%s exists, left untouched (use --overwrite to replace it)", target)
-            kept.append(target)
-            continue
-        data = encode(render(fmt, transcript, cues, writer_options), fmt, writer_options)
-        try:
-            write_atomic(target, data, overwrite=overwrite)
-        except FileExistsError:
-            logger.warning("%s appeared meanwhile, left untouched", target)
-            kept.append(target)
-            continue
-        except OSError as e:
-            raise InputError(f"{target}: cannot write ({e.strerror or e})") from None
-        written.append(target)
+        targets.append((fmt, target))
+    written, kept = write_subtitles(transcript, cues, targets, writer_options, overwrite=overwrite)
     return ReformatResult(source=source, outputs=tuple(written), kept=tuple(kept), cues=len(cues))

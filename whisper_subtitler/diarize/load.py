@@ -14,7 +14,6 @@ exception, no frame that holds the token), with the token scrubbed from the mess
 
 from __future__ import annotations
 
-import gc
 import logging
 import re
 import time
@@ -48,10 +47,12 @@ class Diarizer:
         self.name = name
         self.device = device
 
-    def __call__(self, audio: Audio) -> tuple[SpeakerTurn, ...]:
+    def __call__(self, audio: Audio, hook: Callable[..., None] | None = None) -> tuple[SpeakerTurn, ...]:
         """Diarize ``audio`` (mono float32 at 16 kHz, passed in memory).
 
-        Raises SubtitlerError when the diarizer was closed or the sample rate is not 16 kHz.
+        ``hook`` receives pyannote's progress calls, ``hook(step_name, artifact, file=..., total=..., completed=...)``
+        (steps ``segmentation``, ``speaker_counting``, ``embeddings``, ``discrete_diarization``), e.g. for a
+        progress bar. Raises SubtitlerError when the diarizer was closed or the sample rate is not 16 kHz.
         """
         if self._pipeline is None:
             raise SubtitlerError("the diarization model was already released")
@@ -64,9 +65,11 @@ class Diarizer:
 
         waveform = torch.from_numpy(np.ascontiguousarray(audio.samples, dtype=np.float32)).unsqueeze(0)
         started = time.perf_counter()
-        with pyannote_compat.stdout_to_log(), pyannote_compat.quiet_pyannote_warnings():
+        with pyannote_compat.stdout_to_log(), pyannote_compat.quiet_pyannote_warnings(), \
+                pyannote_compat.keep_tf32_settings():
             output = self._pipeline(
                 {"waveform": waveform, "sample_rate": audio.sample_rate, "uri": audio.source.stem or "audio"},
+                hook=hook,
                 **self.options.speaker_counts(),
             )
         annotation = getattr(output, "speaker_diarization", output)  # legacy pipelines return the Annotation
@@ -82,13 +85,11 @@ class Diarizer:
         return Diarizer(self._pipeline, options, self.name, self.device)
 
     def close(self) -> None:
-        """Release the pipeline and return its memory (``torch.cuda.empty_cache`` on CUDA)."""
-        self._pipeline = None
-        gc.collect()
-        if self.device.startswith("cuda"):
-            import torch
+        """Release the pipeline and return its accelerator memory (CUDA/ROCm, MPS) to the driver."""
+        from whisper_subtitler.diarize.memory import release_accelerator_memory
 
-            torch.cuda.empty_cache()
+        self._pipeline = None
+        release_accelerator_memory(self.device)
 
     def __enter__(self) -> Diarizer:
         return self

@@ -19,6 +19,10 @@ wrong or unnecessary:
    that loads nothing and refuses to be used.
 4. **stdout is for data.** pyannote prints to stdout (hub download failures, "Found only N clusters");
    :func:`stdout_to_log` sends those lines to this module's logger instead.
+5. **TF32 stays as the platform layer set it.** On CUDA, every pipeline call runs
+   ``pyannote.audio.utils.reproducibility.fix_reproducibility``, which turns TensorFloat-32 off for the whole
+   process (and warns); :func:`keep_tf32_settings` puts the two flags back after the call, so Whisper on the
+   next file runs as configured.
 
 torchcodec (pyannote's file decoder) is not needed: audio is passed in memory as
 ``{"waveform": (1, n_samples) float tensor, "sample_rate": 16000}``; its import warning is silenced.
@@ -139,6 +143,20 @@ def quiet_pyannote_warnings() -> Iterator[None]:
         warnings.filterwarnings("ignore", message=r"(?s).*std\(\): degrees of freedom")
         warnings.filterwarnings("ignore", category=UserWarning, module=r"pyannote\.audio\.models\.blocks")
         yield
+
+
+@contextlib.contextmanager
+def keep_tf32_settings() -> Iterator[None]:
+    """Restore ``torch.backends.cuda.matmul.allow_tf32`` and ``torch.backends.cudnn.allow_tf32`` on exit (5. above)."""
+    import torch
+
+    matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"(?s)TensorFloat-32 \(TF32\) has been disabled")
+            yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
 
 
 def pyannote_version() -> tuple[int, int]:
