@@ -32,7 +32,8 @@ install-test: install
 
 demo: install
 	bash examples/make_example.sh examples/media
-	$(VENV)/bin/whisper-subtitler transcribe examples/media/interview.mp4 --output-dir examples/output --overwrite
+	$(VENV)/bin/whisper-subtitler transcribe examples/media/interview.mp4 --diarize --speaker-names "Host,Guest" \
+		--output-dir examples/output --overwrite
 	@echo
 	@echo "Subtitles written to:"
 	@ls -1 examples/output/interview.*

@@ -37,8 +37,8 @@ def read_wav(path: Path) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def clean_speech(tmp_path_factory) -> tuple[Audio, str, list[float]]:
-    """About 50 s of espeak-ng speech in two voices with pauses, after 1.5 s of silence; its text; the onset of
-    each sentence in seconds."""
+    """About 50 s of espeak-ng speech in two voices with pauses, between 1.5 s and 1 s of silence; its text; the
+    onset of each sentence in seconds."""
     folder = tmp_path_factory.mktemp("batched")
     parts = [np.zeros(int(1.5 * SAMPLE_RATE), np.float32)]
     onsets = []
@@ -48,6 +48,9 @@ def clean_speech(tmp_path_factory) -> tuple[Audio, str, list[float]]:
         parts.append(read_wav(media.espeak(text, folder / f"s{i}.wav", voice=voice, speed=165)))
         if i < len(PAUSES_S):
             parts.append(np.zeros(int(PAUSES_S[i] * SAMPLE_RATE), np.float32))
+    # Trailing silence: openai-whisper's transcribe() loops forever when a clip_timestamps end rounds past the
+    # last mel frame, as a VAD region ending with the audio does (the sequential path compared with here).
+    parts.append(np.zeros(SAMPLE_RATE, np.float32))
     audio = Audio(samples=np.concatenate(parts), sample_rate=SAMPLE_RATE, source=folder / "clean.wav")
     return audio, " ".join(SENTENCES), onsets
 
@@ -186,6 +189,20 @@ def test_no_speech_gives_no_segments_and_tiny_chunks_work(tiny, clean_speech):
     # a region over silence and a 0.2 s sliver of speech: decoded without error, no invented text over silence
     out = transcribe_batched(tiny, audio, [(0.1, 1.3), (1.6, 1.8)], TranscribeOptions())
     assert len(out.words) <= 2
+
+
+def test_speech_up_to_the_last_sample_is_transcribed(tiny, clean_speech, batched):
+    from whisper_subtitler.decoding.batched import transcribe_batched
+    from whisper_subtitler.vad import speech_regions
+
+    audio = clean_speech[0]
+    cut = Audio(samples=audio.samples[: len(audio.samples) - SAMPLE_RATE - SAMPLE_RATE // 2],
+                sample_rate=SAMPLE_RATE, source=audio.source)  # ends inside the last word
+    speech = speech_regions(cut.samples)
+    assert speech[-1][1] == pytest.approx(cut.duration, abs=0.05)
+    out = transcribe_batched(tiny, cut, speech, TranscribeOptions(), batch_size=4)
+    assert len(out.words) >= len(batched.words) - 3
+    assert all(w.end <= cut.duration for w in out.words)
 
 
 def test_streamed_blocks_give_the_same_words(tiny, clean_speech, batched):

@@ -88,7 +88,10 @@ def test_audio_at_another_sample_rate_is_refused(diarizer):
         diarizer(Audio(np.zeros(8_000, dtype=np.float32), 8_000, Path("x.wav")))
 
 
-def test_silence_gives_no_turns(diarizer):
+def test_silence_gives_no_turns_and_the_thread_count_is_restored(diarizer):
     import numpy as np
+    import torch
 
+    threads = torch.get_num_threads()
     assert diarizer(Audio(np.zeros(5 * 16_000, dtype=np.float32), 16_000, Path("silence.wav"))) == ()
+    assert torch.get_num_threads() == threads  # segmentation runs on one thread, then gives the others back

@@ -17,6 +17,9 @@ import os
 import shutil
 import stat
 import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,8 +31,9 @@ from whisper_subtitler.types import SAMPLE_RATE, Audio
 log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 60.0  # seconds for ffprobe to read a header
-DECODE_TIMEOUT_S = 3600.0  # seconds for ffmpeg to decode one input (a 3-hour file takes about a minute)
 TRUNCATION_TOLERANCE = 0.95  # decoded / declared duration below this means a truncated file
+DECODE_TIMEOUT_S = 600.0  # seconds ffmpeg may take to deliver one piece (a 3-hour file decodes in about a minute)
+PIECE_SECONDS = 600.0  # seconds of audio held in memory at once by stream_audio (38.4 MB of float32 samples)
 
 
 @dataclass(frozen=True)
@@ -126,42 +130,93 @@ def _probe_json(path: Path) -> dict:
     return json.loads(proc.stdout or b"{}")
 
 
-def extract_audio(path: Path, *, audio_track: int = 0) -> Audio:
-    """Decode audio stream ``audio_track`` (0 = first) of ``path`` to 16 kHz mono float32.
-
-    Returns an ``Audio`` with ``samples`` of shape ``(n,)``. Raises ``InputError`` for a missing, unreadable or
-    non-media file, an input without that audio stream, a decode failure, and a file that decodes to less than
-    ``TRUNCATION_TOLERANCE`` of its declared duration (truncated); ``MissingRequirementError`` without ffmpeg.
-    """
+def _open(path: Path, audio_track: int) -> tuple[Path, float | None, list[str]]:
+    """Check and probe ``path``; returns the absolute path, the declared duration and the ffmpeg command."""
     import ffmpeg
 
-    path = Path(path)
     absolute = check_input(path)
     info = probe(absolute)
     if info.audio_streams == 0:
         raise InputError(f"{path}: no audio stream")
     if audio_track >= info.audio_streams:
         raise InputError(f"{path}: no audio track {audio_track} (the file has {info.audio_streams})")
+    declared = info.stream_durations[audio_track] if audio_track < len(info.stream_durations) else None
+    declared = declared if declared is not None else info.duration
     cmd = (
         ffmpeg.input(_ffmpeg_url(absolute), protocol_whitelist="file")
         .output("pipe:", map=f"0:a:{audio_track}", format="f32le", acodec="pcm_f32le", ac=1, ar=SAMPLE_RATE)
         .global_args("-nostdin", "-hide_banner", "-loglevel", "error")
         .compile(cmd=ffmpeg_binary("ffmpeg"))
     )
-    try:
-        proc = subprocess.run(cmd, capture_output=True, stdin=subprocess.DEVNULL, timeout=DECODE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise InputError(f"{path}: ffmpeg timed out after {DECODE_TIMEOUT_S:.0f} s") from None
-    if proc.returncode != 0:
-        raise InputError(f"{path}: ffmpeg could not decode the audio ({_last_error_line(proc.stderr)})")
-    samples = np.frombuffer(proc.stdout, dtype=np.float32).copy()  # writable, as torch wants
-    declared = info.stream_durations[audio_track] if audio_track < len(info.stream_durations) else None
-    declared = declared if declared is not None else info.duration
-    audio = Audio(samples=samples, sample_rate=SAMPLE_RATE, source=path, container_duration=declared)
-    if declared and declared > 1.0 and audio.duration < TRUNCATION_TOLERANCE * declared:
-        raise InputError(
-            f"{path}: truncated or damaged: decoded {audio.duration:.1f} s of the {declared:.1f} s the file declares"
-        )
-    if proc.stderr.strip():
-        log.warning("%s: ffmpeg reported: %s", path, _last_error_line(proc.stderr))
-    return audio
+    return absolute, declared, cmd
+
+
+def _check_complete(path: Path, decoded: float, declared: float | None) -> None:
+    if declared and declared > 1.0 and decoded < TRUNCATION_TOLERANCE * declared:
+        raise InputError(f"{path}: truncated or damaged: decoded {decoded:.1f} s of the {declared:.1f} s the file declares")
+
+
+def extract_audio(path: Path, *, audio_track: int = 0) -> Audio:
+    """Decode audio stream ``audio_track`` (0 = first) of ``path`` to 16 kHz mono float32, all at once.
+
+    Returns an ``Audio`` with ``samples`` of shape ``(n,)``. Raises ``InputError`` for a missing, unreadable or
+    non-media file, an input without that audio stream, a decode failure, and a file that decodes to less than
+    ``TRUNCATION_TOLERANCE`` of its declared duration (truncated); ``MissingRequirementError`` without ffmpeg.
+    ``stream_audio`` gives the same samples in pieces, with memory that does not grow with the duration.
+    """
+    pieces = list(stream_audio(path, audio_track=audio_track, piece_seconds=None))
+    return pieces[0]
+
+
+def stream_audio(
+    path: Path, *, audio_track: int = 0, piece_seconds: float | None = PIECE_SECONDS
+) -> Iterator[Audio]:
+    """Decode like ``extract_audio``, yielding consecutive pieces of at most ``piece_seconds`` (``None``: one piece).
+
+    Each piece is an ``Audio`` whose ``offset`` is its start in the whole file (seconds); the last piece may be
+    shorter, and a file with no samples gives one empty piece. ffmpeg writes into one buffer per piece, so
+    memory holds one piece, not the whole file. The truncation check runs when the stream ends: a truncated
+    file raises ``InputError`` after its last piece, before anything is written. ffmpeg is stopped when the
+    caller stops early (``close()``, an exception, Ctrl-C).
+    """
+    path = Path(path)
+    absolute, declared, cmd = _open(path, audio_track)
+    bytes_per_piece = None if piece_seconds is None else int(piece_seconds * SAMPLE_RATE) * 4
+    with tempfile.TemporaryFile() as errors:  # a file, not a pipe: ffmpeg cannot block on a full stderr pipe
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
+        try:
+            offset_samples = 0
+            while True:
+                # A time limit on ffmpeg's own work: each read may wait at most DECODE_TIMEOUT_S for ffmpeg.
+                timed_out = threading.Event()
+                watchdog = threading.Timer(DECODE_TIMEOUT_S, lambda: (timed_out.set(), proc.kill()))
+                watchdog.start()
+                try:
+                    data = proc.stdout.read(bytes_per_piece) if bytes_per_piece else proc.stdout.read()
+                finally:
+                    watchdog.cancel()
+                if timed_out.is_set():
+                    raise InputError(f"{path}: ffmpeg timed out after {DECODE_TIMEOUT_S:.0f} s without output")
+                usable = len(data) - len(data) % 4
+                if usable == 0 and offset_samples > 0:
+                    break
+                samples = np.frombuffer(data, dtype=np.float32, count=usable // 4).copy()  # writable, for torch
+                del data
+                yield Audio(samples=samples, sample_rate=SAMPLE_RATE, source=path, container_duration=declared,
+                            offset=offset_samples / SAMPLE_RATE)
+                offset_samples += len(samples)
+                if bytes_per_piece is None or usable < bytes_per_piece:
+                    break
+            if proc.wait() != 0:
+                errors.seek(0)
+                raise InputError(f"{path}: ffmpeg could not decode the audio ({_last_error_line(errors.read())})")
+            _check_complete(path, offset_samples / SAMPLE_RATE, declared)
+            errors.seek(0)
+            warning = errors.read().strip()
+            if warning:
+                log.warning("%s: ffmpeg reported: %s", path, _last_error_line(warning))
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            proc.stdout.close()

@@ -13,15 +13,36 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
+import numpy as np
+
+from whisper_subtitler.audio import PIECE_SECONDS, stream_audio
 from whisper_subtitler.cues import CueOptions, build_cues
 from whisper_subtitler.errors import SubtitlerError
 from whisper_subtitler.outputs import output_path, write_subtitles
 from whisper_subtitler.transcribe import TranscribeOptions
+from whisper_subtitler.types import Audio, Transcript
 from whisper_subtitler.writers import FORMATS, WriterOptions
+
+T = TypeVar("T")
+
+
+def _with_last(items: Iterable[T]) -> Iterator[tuple[T, bool]]:
+    """``(item, is_last)`` pairs, looking one item ahead."""
+    iterator = iter(items)
+    try:
+        previous = next(iterator)
+    except StopIteration:
+        return
+    for item in iterator:
+        yield previous, False
+        previous = item
+    yield previous, True
 
 log = logging.getLogger(__name__)
 
@@ -112,10 +133,6 @@ class Pipeline:
             return FileResult(source=source, status="failed", error=e.message if not e.hint else str(e))
 
     def _process(self, source: Path, on_stage: Callable[[str], None]) -> FileResult:
-        from whisper_subtitler.audio import extract_audio
-        from whisper_subtitler.transcribe import transcribe_sequential
-        from whisper_subtitler.vad import speech_regions
-
         targets = self.outputs_for(source)
         existing = [t for t in targets if t.exists()] if not self.options.overwrite else []
         if targets and len(existing) == len(targets):
@@ -129,24 +146,18 @@ class Pipeline:
             nonlocal clock, current
             now = time.perf_counter()
             if current:
-                timings[current] = round(now - clock, 3)
+                timings[current] = round(timings.get(current, 0.0) + now - clock, 3)
             clock, current = now, name
             on_stage(name)
 
         current = ""
         stage("audio")
-        audio = extract_audio(source, audio_track=self.options.audio_track)
-        stage("vad")
-        speech = speech_regions(audio.samples)
-        stage("model_load")
-        model = self._whisper()
-        stage("transcribe")
-        if self.options.batched:
-            transcript = self._transcribe_batched(model, audio, speech)
-        else:
-            transcript = transcribe_sequential(model, audio, speech, self.options.transcribe, model_name=self._model_name)
+        # Without diarization the audio is decoded and transcribed in pieces, so memory does not grow with the
+        # duration; diarization clusters speakers over the whole file and needs all of it.
+        piece_seconds = None if self.options.diarization is not None else PIECE_SECONDS
+        pieces = stream_audio(source, audio_track=self.options.audio_track, piece_seconds=piece_seconds)
+        transcript, speech, audio = self._transcribe_pieces(pieces, stage)
         if self.options.diarization is not None:
-            del model  # so that _diarize can take Whisper off a short-memory GPU
             stage("diarize")
             transcript = self._diarize(audio, transcript)
         stage("cues")
@@ -164,20 +175,64 @@ class Pipeline:
             status="done",
             outputs=tuple(written),
             skipped_outputs=tuple(kept),
-            duration=round(audio.duration, 3),
+            duration=round(transcript.duration, 3),
             language=transcript.language,
             speakers=transcript.speakers,
             timings=timings,
         )
 
-    def _transcribe_batched(self, model, audio, speech):
+    def _transcribe_pieces(self, pieces: Iterator[Audio], stage: Callable[[str], None]):
+        """Transcribe consecutive audio pieces; each is cut at a pause, the rest carried into the next piece.
+
+        Returns ``(transcript, speech regions, last audio piece)`` with times in seconds from the file's start;
+        with a single piece (diarization) the last piece is the whole audio.
+        """
+        from whisper_subtitler.vad import speech_regions, split_at_pause
+
+        options = self.options.transcribe
+        segments: list = []
+        speech: list[tuple[float, float]] = []
+        language = options.language
+        carry: Audio | None = None
+        with closing(pieces):
+            for piece, last in _with_last(pieces):
+                if carry is not None:
+                    piece = replace(piece, samples=np.concatenate([carry.samples, piece.samples]), offset=carry.offset)
+                stage("vad")
+                regions = speech_regions(piece.samples)
+                cut = piece.duration if last else split_at_pause(regions, piece.duration)
+                n = int(round(cut * piece.sample_rate))
+                carry = None if last else replace(piece, samples=piece.samples[n:], offset=piece.offset + n / piece.sample_rate)
+                piece = replace(piece, samples=piece.samples[:n])
+                regions = tuple((a, min(b, cut)) for a, b in regions if a < cut)
+                if regions:
+                    stage("model_load")
+                    model = self._whisper()
+                    stage("transcribe")
+                    part = self._transcribe(model, piece, regions, replace(options, language=language))
+                    language = language or part.language
+                    segments.extend(seg.shifted(piece.offset) for seg in part.segments)
+                speech.extend((a + piece.offset, b + piece.offset) for a, b in regions)
+                audio = piece
+        duration = audio.offset + audio.duration
+        transcript = Transcript(segments=tuple(segments), language=language or "", duration=duration,
+                                model=self._model_name, source=str(audio.source), task=options.task)
+        return transcript, tuple(speech), audio
+
+    def _transcribe(self, model, audio: Audio, speech, options: TranscribeOptions) -> Transcript:
+        from whisper_subtitler.transcribe import transcribe_sequential
+
+        if self.options.batched:
+            return self._transcribe_batched(model, audio, speech, options)
+        return transcribe_sequential(model, audio, speech, options, model_name=self._model_name)
+
+    def _transcribe_batched(self, model, audio, speech, options: TranscribeOptions):
         from whisper_subtitler.decoding.batched import transcribe_batched
         from whisper_subtitler.decoding.tuning import choose_batch_size
 
-        batch_size = choose_batch_size(model, audio, speech, self.options.transcribe, self.selection,
+        batch_size = choose_batch_size(model, audio, speech, options, self.selection,
                                        model_name=self._model_name, requested=self.options.batch_size)
-        return transcribe_batched(model, audio, speech, self.options.transcribe, batch_size=batch_size,
-                                  model_name=self._model_name)
+        return transcribe_batched(model, audio, speech, options, batch_size=batch_size, model_name=self._model_name)
 
     def _diarize(self, audio, transcript):
         from whisper_subtitler.diarize import load_diarizer

@@ -13,7 +13,7 @@ from the start of the audio everywhere, and become text only in the writers (``w
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,13 +28,15 @@ class Audio:
     """Decoded audio of one input: mono float32 samples at ``sample_rate`` Hz.
 
     ``samples`` has shape ``(n_samples,)``, values in [-1, 1]. ``container_duration`` is the duration the
-    container declares (seconds, ``None`` when unknown), kept to detect truncated files.
+    container declares (seconds, ``None`` when unknown), kept to detect truncated files. ``offset`` is where
+    these samples start in the file (seconds), for audio decoded in pieces (``audio.stream_audio``).
     """
 
     samples: np.ndarray
     sample_rate: int
     source: Path
     container_duration: float | None = None
+    offset: float = 0.0
 
     @property
     def duration(self) -> float:
@@ -61,6 +63,10 @@ class Word:
     def duration(self) -> float:
         return self.end - self.start
 
+    def shifted(self, seconds: float) -> Word:
+        """The same word, ``seconds`` later."""
+        return replace(self, start=self.start + seconds, end=self.end + seconds)
+
 
 @dataclass(frozen=True, slots=True)
 class Segment:
@@ -78,6 +84,11 @@ class Segment:
     avg_logprob: float = 0.0
     compression_ratio: float = 1.0
     no_speech_prob: float = 0.0
+
+    def shifted(self, seconds: float) -> Segment:
+        """The same segment and its words, ``seconds`` later (pieces of audio decoded separately)."""
+        return replace(self, start=self.start + seconds, end=self.end + seconds,
+                       words=tuple(w.shifted(seconds) for w in self.words))
 
 
 @dataclass(frozen=True, slots=True)

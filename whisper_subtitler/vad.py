@@ -8,6 +8,7 @@ frames instead of a Python loop per 32 ms frame (silero-vad ``sequence_vad.py``,
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -59,3 +60,20 @@ def speech_regions(samples: np.ndarray, options: VadOptions = VadOptions()) -> t
         speech_pad_ms=options.speech_pad_ms,
     )
     return tuple((s["start"] / SAMPLE_RATE, s["end"] / SAMPLE_RATE) for s in stamps)
+
+
+def split_at_pause(regions: Sequence[tuple[float, float]], duration: float, keep: float = 0.5) -> float:
+    """Where to end a piece of ``duration`` seconds so that no speech region is cut: a time in seconds.
+
+    The end of the piece when it ends in silence; else the middle of the last pause (the gap between two
+    ``regions``) in the piece's last ``1 - keep`` part; else the start of the speech running into the end, if
+    that leaves at least ``keep`` of the piece; else ``duration`` (speech with no pause: cut anyway).
+    """
+    if not regions or regions[-1][1] < duration - 0.1:
+        return duration
+    for (_, end), (start, _) in zip(reversed(regions[:-1]), reversed(regions[1:])):
+        middle = (end + start) / 2
+        if middle < keep * duration:
+            break
+        return middle
+    return regions[-1][0] if regions[-1][0] >= keep * duration else duration
