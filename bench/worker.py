@@ -4,9 +4,9 @@ timed), transcribe one file (timed: audio decoding, VAD, mel, decoding, word tim
     python bench/worker.py METHOD --model tiny.en --audio clip.wav --threads 2 [--ct2 DIR] [--device cpu]
 
 Methods (``METHODS``): ``openai`` (``whisper.transcribe(word_timestamps=True)``, its defaults otherwise),
-``ours`` (the pipeline's stages: ``extract_audio``, ``vad.speech_regions``, ``decoding.batched``), ``ours-int8``
-(the same with ``decoding.quantize``), ``ours-stream`` (``transcribe_stream`` over ffmpeg blocks, ``bench/blocks.py``),
-``faster-whisper`` / ``faster-whisper-int8`` (``BatchedInferencePipeline``, greedy, word timestamps).
+``ours`` (``Pipeline.process``, the default batched path, to a JSON transcript), ``ours-int8`` (the same with
+``decoding.quantize``), ``faster-whisper`` / ``faster-whisper-int8`` (``BatchedInferencePipeline``, greedy, word
+timestamps).
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # run from anywhere: the package and bench/ helpers
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))  # run from anywhere
 
-METHODS = ("openai", "ours", "ours-int8", "ours-stream", "faster-whisper", "faster-whisper-int8")
+METHODS = ("openai", "ours", "ours-int8", "faster-whisper", "faster-whisper-int8")
 
 
 def peak_rss_mb() -> float:
@@ -65,50 +64,38 @@ def run_openai(args) -> dict:
     return {"wall_s": wall, "text": result["text"], "words": words, "language": result["language"]}
 
 
-def selection_for(args):
-    """The platform layer's selection, as ``transcribe`` makes it (the batch size ``doctor`` recommends)."""
-    from whisper_subtitler import platform
+def run_ours(args, *, int8: bool = False) -> dict:
+    """``Pipeline.process`` as ``whisper-subtitler transcribe`` runs it (audio in pieces, VAD, batched decoding,
+    cues, a JSON output); the wall time is the sum of its stage timings without ``model_load``."""
+    import tempfile
 
-    selection = platform.configure(gpu_backend="cpu" if args.device == "cpu" else None, model=args.model)
-    platform.apply_optimizations(selection)
-    return selection
-
-
-def run_ours(args, *, int8: bool = False, stream: bool = False) -> dict:
     import torch
 
     from whisper_subtitler import platform
-    from whisper_subtitler.audio import extract_audio
-    from whisper_subtitler.decoding.batched import transcribe_batched, transcribe_stream
     from whisper_subtitler.decoding.quantize import quantize_int8
-    from whisper_subtitler.models import load_whisper, resolve_model
+    from whisper_subtitler.pipeline import Pipeline, RunOptions
     from whisper_subtitler.transcribe import TranscribeOptions
-    from whisper_subtitler.vad import _load_model, speech_regions
+    from whisper_subtitler.vad import _load_model
 
-    selection = selection_for(args)
+    selection = platform.configure(gpu_backend="cpu" if args.device == "cpu" else None, model=args.model)
+    platform.apply_optimizations(selection)
     torch.set_num_threads(args.threads)
-    model = platform.prepare_model(load_whisper(resolve_model(args.model), device="cpu"), selection)
+    out = Path(tempfile.mkdtemp(prefix="bench-"))
+    options = RunOptions(model=args.model, transcribe=TranscribeOptions(fp16=selection.dtype == "float16"),
+                         formats=("json",), output_dir=out, overwrite=True, batch_size=args.batch_size)
+    pipeline = Pipeline(options, selection)
     if int8:
-        quantize_int8(model)
-    batch_size = args.batch_size or selection.batch_size
-    options = TranscribeOptions(fp16=selection.dtype == "float16")
+        quantize_int8(pipeline._whisper())  # the pipeline keeps this model object (quantized in place)
     warm_up_word_timing()
-    _load_model()  # the VAD model is loaded once per run, like the Whisper model
-    sync(args.device)
-    start = time.perf_counter()
-    if stream:
-        from blocks import read_blocks
-
-        transcript = transcribe_stream(model, read_blocks(args.audio), options, vad=speech_regions,
-                                       batch_size=batch_size, model_name=args.model, source_name=str(args.audio))
-    else:
-        audio = extract_audio(args.audio)
-        speech = speech_regions(audio.samples)
-        transcript = transcribe_batched(model, audio, speech, options, batch_size=batch_size, model_name=args.model)
-    sync(args.device)
-    wall = time.perf_counter() - start
-    return {"wall_s": wall, "text": transcript.text, "words": len(transcript.words), "language": transcript.language,
-            "batch_size": batch_size, "dtype": "int8" if int8 else selection.dtype}
+    _load_model()  # the VAD model, loaded once per run like the Whisper model
+    result = pipeline.process(args.audio)
+    if result.status != "done":
+        raise RuntimeError(result.error)
+    transcript = json.loads(result.outputs[0].read_text(encoding="utf-8"))
+    wall = sum(t for stage, t in result.timings.items() if stage != "model_load")
+    return {"wall_s": wall, "text": transcript["text"], "words": sum(len(s["words"]) for s in transcript["segments"]),
+            "language": transcript["language"], "batch_size": args.batch_size or selection.batch_size,
+            "dtype": "int8" if int8 else selection.dtype, "timings": result.timings}
 
 
 def run_faster_whisper(args, compute_type: str) -> dict:
@@ -153,7 +140,7 @@ def main() -> None:
     if args.method == "openai":
         result = run_openai(args)
     elif args.method.startswith("ours"):
-        result = run_ours(args, int8=args.method == "ours-int8", stream=args.method == "ours-stream")
+        result = run_ours(args, int8=args.method == "ours-int8")
     else:
         result = run_faster_whisper(args, "int8" if args.method.endswith("int8") else
                                     ("float16" if args.device != "cpu" else "float32"))

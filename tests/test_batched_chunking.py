@@ -1,14 +1,14 @@
-"""VAD-first chunking, fallback rules and stream buffering: pure logic, milliseconds."""
+"""VAD-first chunking and temperature fallback rules: pure logic, milliseconds."""
 
 from __future__ import annotations
 
 import pytest
 
-from whisper_subtitler.decoding.batched import closed_regions
 from whisper_subtitler.decoding.chunking import (
     MAX_NEW_TOKENS,
     Chunk,
     decoding_order,
+    join_regions,
     plan_chunks,
     split_region,
     token_budget,
@@ -16,20 +16,33 @@ from whisper_subtitler.decoding.chunking import (
 from whisper_subtitler.decoding.quality import Decoded, Thresholds, best_attempt, is_silence, needs_fallback
 
 
-def test_short_regions_are_packed_in_time_order_up_to_30_s_of_speech():
+def test_regions_are_joined_across_short_pauses_one_chunk_each():
     regions = [(0.0, 10.0), (12.0, 22.0), (40.0, 49.0), (50.0, 55.0), (100.0, 101.0)]
     chunks = plan_chunks(regions)
-    assert [c.pieces for c in chunks] == [
-        ((0.0, 10.0), (12.0, 22.0), (40.0, 49.0)),  # 29 s of speech; the silence between is left out
-        ((50.0, 55.0), (100.0, 101.0)),
-    ]
-    assert [c.index for c in chunks] == [0, 1]
-    assert chunks[0].duration == pytest.approx(29.0)
-    assert all(c.duration <= 30.0 for c in chunks)
+    # a 2 s pause separates chunks; the 1 s pause at 49 s stays inside one
+    assert [c.pieces for c in chunks] == [((0.0, 10.0),), ((12.0, 22.0),), ((40.0, 55.0),), ((100.0, 101.0),)]
+    assert [c.index for c in chunks] == [0, 1, 2, 3]
+    assert [c.index for c in plan_chunks(regions, first_index=7)] == [7, 8, 9, 10]
+
+
+def test_packing_concatenates_regions_up_to_30_s_leaving_long_pauses_out():
+    regions = [(0.0, 10.0), (12.0, 22.0), (40.0, 49.0), (50.0, 55.0), (100.0, 101.0)]
+    chunks = plan_chunks(regions, pack=True)
+    assert [c.pieces for c in chunks] == [((0.0, 10.0), (12.0, 22.0)), ((40.0, 55.0), (100.0, 101.0))]
+    assert chunks[0].duration == pytest.approx(20.0)
+    assert chunks[1].duration == pytest.approx(16.0)
+    unjoined = plan_chunks([(0.0, 10.0), (11.0, 21.0), (21.5, 30.5), (31.0, 36.0)], merge_gap=0.0, pack=True)
+    assert [c.pieces for c in unjoined] == [((0.0, 10.0), (11.0, 21.0), (21.5, 30.5)), ((31.0, 36.0),)]
+    assert all(c.duration <= 30.0 for c in unjoined)
+
+
+def test_join_regions():
+    assert join_regions([(0.0, 1.0), (1.5, 2.0), (5.0, 6.0), (6.0, 6.0)], gap=2.0) == [(0.0, 2.0), (5.0, 6.0)]
+    assert join_regions([(0.0, 1.0), (3.0, 4.0)], gap=2.0) == [(0.0, 1.0), (3.0, 4.0)]  # a 2 s pause is not short
 
 
 def test_a_region_of_exactly_30_s_fills_one_chunk():
-    assert [c.pieces for c in plan_chunks([(5.0, 35.0), (36.0, 37.0)])] == [((5.0, 35.0),), ((36.0, 37.0),)]
+    assert [c.pieces for c in plan_chunks([(5.0, 35.0), (38.0, 39.0)])] == [((5.0, 35.0),), ((38.0, 39.0),)]
 
 
 def test_no_regions_no_chunks_and_empty_regions_are_skipped():
@@ -119,19 +132,3 @@ def test_best_attempt_is_the_first_pass_else_the_most_probable_calm_one():
     assert best_attempt(all_loop).temperature == 0.2
     with pytest.raises(ValueError):
         best_attempt([])
-
-
-def test_stream_keeps_open_regions_for_the_next_buffer():
-    regions = [(1.0, 5.0), (10.0, 19.5)]
-    closed, keep_from = closed_regions(regions, end=20.0, final=False)
-    assert closed == [(1.0, 5.0)]  # the second may still grow
-    assert keep_from == 10.0
-    closed, keep_from = closed_regions([(1.0, 5.0)], end=20.0, final=False)
-    assert closed == [(1.0, 5.0)] and keep_from == pytest.approx(18.0)  # the last 2 s may still start speech
-    assert closed_regions(regions, end=20.0, final=True) == (regions, 20.0)
-
-
-def test_stream_cuts_open_speech_that_would_be_carried_too_long():
-    closed, keep_from = closed_regions([(0.0, 100.0)], end=100.0, final=False, quietest=lambda a, b: b - 1.0)
-    assert closed == [(0.0, 97.0)]  # cut at the quiet point before end - hold
-    assert keep_from == 97.0

@@ -91,3 +91,9 @@ def test_fake_hf_token_appears_nowhere_when_loading_fails(cli, clip, tmp_path, e
     assert FAKE_TOKEN[3:12] not in result.stdout + result.stderr  # not even a part of it
     assert "pyannote/speaker-diarization-community-1" in result.stderr and "Traceback" not in result.stderr
     assert list(tmp_path.glob("*.srt")) == []  # failed before transcribing: nothing written
+
+
+def test_format_all_without_diarization_is_not_an_rttm_request(cli, clip, tmp_path):
+    result = cli("transcribe", str(clip.wav), "--format", "all", "--dry-run", "--output-dir", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "two_voices.rttm" in result.stdout  # the plan lists every format, RTTM included

@@ -85,11 +85,11 @@ def test_a_folder_without_config_yaml(tmp_path):
     assert "config.yaml" in e.value.message
 
 
-def test_a_local_config_naming_hub_models_fails_cleanly_offline(tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+def test_a_local_config_naming_missing_models_fails_cleanly(tmp_path):
     (tmp_path / "config.yaml").write_text(
         "pipeline:\n  name: pyannote.audio.pipelines.SpeakerDiarization\n"
-        "  params:\n    segmentation: pyannote/segmentation-3.0\n    embedding: pyannote/wespeaker-voxceleb-resnet34-LM\n"
+        f"  params:\n    segmentation: {tmp_path}/missing/pytorch_model.bin\n"
+        f"    embedding: {tmp_path}/missing/embedding.bin\n"
     )
     with pytest.raises(MissingRequirementError) as e:
         load_diarizer(DiarizationOptions(model=str(tmp_path)))

@@ -94,4 +94,5 @@ def test_silence_gives_no_turns_and_the_thread_count_is_restored(diarizer):
 
     threads = torch.get_num_threads()
     assert diarizer(Audio(np.zeros(5 * 16_000, dtype=np.float32), 16_000, Path("silence.wav"))) == ()
+    assert diarizer(Audio(np.zeros(0, dtype=np.float32), 16_000, Path("empty.wav"))) == ()
     assert torch.get_num_threads() == threads  # segmentation runs on one thread, then gives the others back

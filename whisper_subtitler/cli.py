@@ -253,7 +253,8 @@ def transcribe(
 
         diarization, names = options_from_cli(
             diarize=diarize, num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers,
-            model=diarization_model, speaker_names=speaker_names, formats=formats,
+            model=diarization_model, speaker_names=speaker_names,
+            formats=tuple(f.strip().lower() for f in output_format.split(",")),  # as asked: "all" is not rttm
         )
         selection = platform.configure(
             gpu_backend=gpu_backend.value if gpu_backend else None,

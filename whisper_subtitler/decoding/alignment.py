@@ -1,10 +1,14 @@
-"""Word timestamps for a decoded chunk, from the audio features the decoding already computed.
+"""Word timestamps for a batch of decoded chunks, from the audio features the decoding already computed.
 
-openai-whisper's ``whisper.timing.add_word_timestamps`` times words by dynamic time warping over the
-cross-attention weights of the alignment heads (``find_alignment``), and then applies its rules for punctuation
-and over-long words. ``find_alignment`` calls ``model(mel, tokens)``, which runs the encoder again; here it gets a
-view of the model whose call takes the encoder output instead (``EncodedAudioModel``), so the same code gives the
-same words with one decoder pass per chunk and no second encoder pass (a quarter of the cost, PERFORMANCE.md).
+openai-whisper times words by dynamic time warping over the cross-attention weights of its alignment heads
+(``whisper/timing.py`` ``find_alignment``), then applies rules for punctuation and over-long words
+(``add_word_timestamps``). Its ``find_alignment`` runs the encoder again and aligns one window per call. Here the
+same computation runs once per batch on the encoder output already there: one decoder pass over the text of all
+rows (padded with the end token after each row's text, which causal attention never looks back at), keeping only
+the alignment heads' attention weights; then, row by row, the same normalization, median filter, DTW and word
+split as ``find_alignment``, and the same rules as ``add_word_timestamps`` for one segment that spans the chunk.
+The code follows openai-whisper 20250625 step for step; ``tests/test_batched_transcribe.py`` checks that it gives
+``add_word_timestamps``'s words and times.
 """
 
 from __future__ import annotations
@@ -12,22 +16,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from whisper.audio import HOP_LENGTH, SAMPLE_RATE
-from whisper.timing import add_word_timestamps
+import numpy as np
+import torch
+from whisper.audio import HOP_LENGTH, SAMPLE_RATE, TOKENS_PER_SECOND
+from whisper.model import disable_sdpa
+import whisper.timing as timing  # dtw looked up at call time: platform.mps patches it for MPS tensors
+from whisper.timing import WordTiming, median_filter, merge_punctuations
 
-
-class EncodedAudioModel:
-    """A Whisper model seen through ``__call__(audio_features, tokens)``: ``(B, n_audio_ctx, n_audio_state)``
-    features and ``(B, T)`` tokens -> ``(B, T, n_vocab)`` logits. Every other attribute is the model's own."""
-
-    def __init__(self, model) -> None:
-        self._model = model
-
-    def __getattr__(self, name: str):
-        return getattr(self._model, name)
-
-    def __call__(self, audio_features, tokens):
-        return self._model.decoder(tokens, audio_features)
+MEDFILT_WIDTH = 7  # frames, whisper.timing.find_alignment default
+QK_SCALE = 1.0  # whisper.timing.find_alignment default
+PREPEND_PUNCTUATIONS = "\"'“¿([{-"  # whisper.transcribe defaults
+APPEND_PUNCTUATIONS = "\"'.。,，!！?？:：”)]}、"
+SENTENCE_END_MARKS = ".。!！?？"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,28 +40,112 @@ class TimedWord:
     probability: float
 
 
-def align_words(
-    model, tokenizer, tokens: Sequence[int], audio_features, n_samples: int
-) -> list[TimedWord]:
-    """Word timestamps for the text ``tokens`` of one chunk.
-
-    ``audio_features``: the chunk's encoder output, shape ``(n_audio_ctx, n_audio_state)``; ``n_samples``: the
-    chunk's length in samples at 16 kHz (the alignment only looks at frames that hold audio). Times are seconds
-    from the chunk start, rounded to 10 ms as openai-whisper does. Empty for no text tokens.
-    """
-    text_tokens = [t for t in tokens if t < tokenizer.eot]
-    if not text_tokens:
-        return []
-    segment = {"seek": 0, "start": 0.0, "end": n_samples / SAMPLE_RATE, "tokens": text_tokens}
-    add_word_timestamps(
-        segments=[segment],
-        model=EncodedAudioModel(model),
-        tokenizer=tokenizer,
-        mel=audio_features,
-        num_frames=n_samples // HOP_LENGTH,
-        last_speech_timestamp=0.0,
-    )
-    return [
-        TimedWord(w["word"], float(w["start"]), float(w["end"]), float(w["probability"]))
-        for w in segment.get("words", [])
+def _attention_weights(model, tokens: torch.Tensor, features: torch.Tensor):
+    """One decoder pass: ``(B, T, n_vocab)`` logits and ``(B, n_alignment_heads, T, n_audio_ctx)`` cross-attention
+    weights (pre-softmax, as ``find_alignment`` takes them) of the alignment heads only."""
+    heads = model.alignment_heads.indices().T.tolist()  # (layer, head) pairs
+    by_layer: dict[int, list[int]] = {}
+    for layer, head in heads:
+        by_layer.setdefault(layer, []).append(head)
+    captured: dict[int, torch.Tensor] = {}
+    hooks = [
+        model.decoder.blocks[layer].cross_attn.register_forward_hook(
+            lambda _, ins, outs, layer=layer: captured.__setitem__(layer, outs[-1][:, by_layer[layer]])
+        )
+        for layer in by_layer
     ]
+    try:
+        with torch.no_grad(), disable_sdpa():  # SDPA does not return the attention weights
+            logits = model.decoder(tokens, features)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    position = {layer: {h: i for i, h in enumerate(hs)} for layer, hs in by_layer.items()}
+    weights = torch.stack([captured[layer][:, position[layer][head]] for layer, head in heads], dim=1)
+    return logits, weights
+
+
+def align_batch(
+    model, tokenizer, token_rows: Sequence[Sequence[int]], features: torch.Tensor, n_samples: Sequence[int]
+) -> list[list[TimedWord]]:
+    """Word timestamps for each row: ``token_rows`` are the decoded tokens of each chunk (special tokens are
+    dropped), ``features`` the chunks' encoder output ``(B, n_audio_ctx, n_audio_state)``, ``n_samples`` each
+    chunk's length in samples at 16 kHz (only frames that hold audio are aligned). Times are seconds from the
+    chunk start, rounded to 10 ms as openai-whisper does. Rows without text give ``[]``.
+    """
+    texts = [[t for t in row if t < tokenizer.eot] for row in token_rows]
+    rows = [i for i, t in enumerate(texts) if t]
+    out: list[list[TimedWord]] = [[] for _ in token_rows]
+    if not rows:
+        return out
+    prefix = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
+    sequences = [prefix + texts[i] + [tokenizer.eot] for i in rows]
+    width = max(len(s) for s in sequences)
+    tokens = torch.tensor([s + [tokenizer.eot] * (width - len(s)) for s in sequences], device=features.device)
+    index = torch.tensor(rows, device=features.device)
+    logits, weights = _attention_weights(model, tokens, features[index] if len(rows) < len(token_rows) else features)
+    for j, i in enumerate(rows):
+        alignment = _row_alignment(tokenizer, texts[i], logits[j], weights[j], n_samples[i] // HOP_LENGTH)
+        out[i] = _words(alignment, n_samples[i] / SAMPLE_RATE)
+    return out
+
+
+def _row_alignment(tokenizer, text_tokens: list[int], logits, weights, num_frames: int) -> list[WordTiming]:
+    """``whisper.timing.find_alignment`` after its model call, for one row."""
+    n = len(text_tokens)
+    sot = len(tokenizer.sot_sequence)
+    token_probs = logits[sot : sot + n + 1, : tokenizer.eot].float().softmax(dim=-1)
+    text_token_probs = token_probs[np.arange(n), text_tokens].tolist()
+
+    weights = weights[:, : sot + n + 2, : num_frames // 2].float()  # heads x tokens x frames, padding cut off
+    weights = (weights * QK_SCALE).softmax(dim=-1)
+    std, mean = torch.std_mean(weights, dim=-2, keepdim=True, unbiased=False)
+    weights = (weights - mean) / std
+    weights = median_filter(weights, MEDFILT_WIDTH)
+    matrix = weights.mean(axis=0)[sot:-1]
+    text_indices, time_indices = timing.dtw(-matrix)
+
+    words, word_tokens = tokenizer.split_to_word_tokens(text_tokens + [tokenizer.eot])
+    if len(word_tokens) <= 1:
+        return []
+    word_boundaries = np.pad(np.cumsum([len(t) for t in word_tokens[:-1]]), (1, 0))
+    jumps = np.pad(np.diff(text_indices), (1, 0), constant_values=1).astype(bool)
+    jump_times = time_indices[jumps] / TOKENS_PER_SECOND
+    start_times = jump_times[word_boundaries[:-1]]
+    end_times = jump_times[word_boundaries[1:]]
+    probabilities = [np.mean(text_token_probs[i:j]) for i, j in zip(word_boundaries[:-1], word_boundaries[1:])]
+    return [WordTiming(w, t, s, e, p) for w, t, s, e, p in zip(words, word_tokens, start_times, end_times, probabilities)]
+
+
+def _words(alignment: list[WordTiming], duration: float) -> list[TimedWord]:
+    """``whisper.timing.add_word_timestamps`` for one segment from 0 to ``duration`` seconds, after a pause."""
+    durations = np.array([t.end - t.start for t in alignment])
+    durations = durations[durations.nonzero()]
+    median_duration = min(0.7, float(np.median(durations))) if len(durations) > 0 else 0.0
+    max_duration = median_duration * 2
+    if len(durations) > 0:  # truncate long words at sentence boundaries
+        for i in range(1, len(alignment)):
+            if alignment[i].end - alignment[i].start > max_duration:
+                if alignment[i].word in SENTENCE_END_MARKS:
+                    alignment[i].end = alignment[i].start + max_duration
+                elif alignment[i - 1].word in SENTENCE_END_MARKS:
+                    alignment[i].start = alignment[i].end - max_duration
+    merge_punctuations(alignment, PREPEND_PUNCTUATIONS, APPEND_PUNCTUATIONS)
+    words = [
+        {"word": t.word, "start": round(float(t.start), 2), "end": round(float(t.end), 2), "probability": t.probability}
+        for t in alignment if t.word
+    ]
+    if words:
+        # the first and second word after a pause are not longer than twice the median word duration
+        if words[0]["end"] > median_duration * 4 and (
+            words[0]["end"] - words[0]["start"] > max_duration
+            or (len(words) > 1 and words[1]["end"] - words[0]["start"] > max_duration * 2)
+        ):
+            if len(words) > 1 and words[1]["end"] - words[1]["start"] > max_duration:
+                boundary = max(words[1]["end"] / 2, words[1]["end"] - max_duration)
+                words[0]["end"] = words[1]["start"] = boundary
+            words[0]["start"] = max(0, words[0]["end"] - max_duration)
+        # the segment's own end (the chunk end) wins over a last word that runs past it
+        if duration > words[-1]["start"] and duration + 0.5 < words[-1]["end"]:
+            words[-1]["end"] = max(words[-1]["start"] + median_duration, duration)
+    return [TimedWord(w["word"], w["start"], w["end"], float(w["probability"])) for w in words]

@@ -9,33 +9,33 @@ Batches run through ``backoff.BatchRunner``: an out-of-memory error halves the b
 model to the CPU, and no chunk is lost. The sequential path (``whisper_subtitler.transcribe.transcribe_sequential``,
 ``--no-batch``) stays for comparison and for audio on which this one fails.
 
-Memory: the audio is read through a ``SampleSource`` (views of an array, or a rolling buffer in
-``transcribe_stream``); one batch of windows, features and key/value caches is alive at a time, so apart from the
-audio itself, memory does not grow with the duration.
+Memory: chunks are read as views of the audio array and one batch of windows, features and key/value caches is
+alive at a time, so apart from the audio itself memory does not grow with the duration; the pipeline bounds the
+audio too, by decoding and transcribing the file in pieces (``audio.stream_audio``).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from whisper_subtitler.decoding.backoff import BatchRunner
-from whisper_subtitler.decoding.chunking import SPLIT_SEARCH_S, Chunk, decoding_order, plan_chunks, token_budget
+from whisper_subtitler.decoding.chunking import Chunk, decoding_order, plan_chunks, token_budget
 from whisper_subtitler.decoding.features import SampleSource, array_source, chunk_samples, log_mel_windows, quietest_point
 from whisper_subtitler.decoding.quality import Decoded, Thresholds, best_attempt, is_silence, needs_fallback
 from whisper_subtitler.transcribe import TranscribeOptions
-from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment, Transcript, Word
+from whisper_subtitler.types import Audio, Segment, Transcript, Word
+
+if TYPE_CHECKING:
+    from whisper_subtitler.decoding.alignment import TimedWord
 
 log = logging.getLogger(__name__)
 
 CPU_BATCH = 8  # batch size after an out-of-memory move to the CPU (platform.batch.CPU_BATCH)
-STREAM_HOLD_S = 2.0  # seconds at the end of a stream buffer in which a speech region may still grow
-STREAM_MAX_CARRY_S = 60.0  # seconds of open speech carried to the next buffer before it is cut at a pause
-
-Vad = Callable[[np.ndarray], Sequence[tuple[float, float]]]  # 16 kHz samples -> speech regions in seconds
 
 
 class ChunkTranscriber:
@@ -118,7 +118,8 @@ class ChunkTranscriber:
     def _decode_group(self, group: list[Chunk], source: SampleSource) -> list[tuple[Segment, ...]]:
         import torch
 
-        from whisper_subtitler.decoding.batch import decode_features
+        from whisper_subtitler.decoding import batch
+        from whisper_subtitler.decoding.alignment import align_batch
 
         with torch.no_grad():
             pieces = [chunk_samples(c, source) for c in group]
@@ -128,7 +129,7 @@ class ChunkTranscriber:
             pending = list(range(len(group)))
             for temperature in self.options.temperatures:
                 rows = features if len(pending) == len(group) else features[pending]
-                decoded = decode_features(
+                decoded = batch.decode_features(
                     self.model, rows, [budgets[i] for i in pending], language=self.language,
                     task=self.options.task, temperature=temperature, fp16=self.fp16,
                     prompt=self.options.initial_prompt,
@@ -139,23 +140,17 @@ class ChunkTranscriber:
                 if not pending:
                     break
                 log.debug("%d of %d chunks decoded again above temperature %.1f", len(pending), len(group), temperature)
-            out = []
-            for i, chunk in enumerate(group):
-                best = best_attempt(attempts[i], self.thresholds)
-                out.append(self._segments(chunk, best, features[i], len(pieces[i])))
-            return out
+            best = [best_attempt(a, self.thresholds) for a in attempts]
+            kept = [() if is_silence(d, self.thresholds) or not d.text.strip() else d.tokens for d in best]
+            timed = align_batch(self.model, self.tokenizer(), kept, features, [len(p) for p in pieces])
+            return [self._segments(c, d, t) if k else () for c, d, t, k in zip(group, best, timed, kept)]
 
-    def _segments(self, chunk: Chunk, decoded: Decoded, features, n_samples: int) -> tuple[Segment, ...]:
-        from whisper_subtitler.decoding.alignment import align_words
-
-        if is_silence(decoded, self.thresholds) or not decoded.text.strip():
-            return ()
+    def _segments(self, chunk: Chunk, decoded: Decoded, timed: list[TimedWord]) -> tuple[Segment, ...]:
         stats = dict(
             avg_logprob=decoded.avg_logprob,
             compression_ratio=decoded.compression_ratio,
             no_speech_prob=decoded.no_speech_prob,
         )
-        timed = align_words(self.model, self.tokenizer(), decoded.tokens, features, n_samples)
         if not timed:  # text without alignable words: keep the text over the chunk
             return (Segment(start=chunk.start, end=chunk.end, text=" " + decoded.text.strip(), **stats),)
         groups: dict[int, list[Word]] = {}
@@ -203,101 +198,3 @@ def transcribe_batched(
               time.perf_counter() - started, transcriber.batch_size)
     return Transcript(segments=tuple(segments), language=language, duration=audio.duration, model=model_name,
                       source=str(audio.source), task=options.task)
-
-
-class _StreamBuffer:
-    """The samples of a stream from ``start`` seconds on: new blocks are appended, old audio is dropped."""
-
-    def __init__(self) -> None:
-        self.start = 0.0
-        self.samples = np.zeros(0, dtype=np.float32)
-
-    @property
-    def end(self) -> float:
-        return self.start + len(self.samples) / SAMPLE_RATE
-
-    def append(self, block: np.ndarray) -> None:
-        self.samples = np.concatenate([self.samples, np.asarray(block, dtype=np.float32)])
-
-    def drop_before(self, t: float) -> None:
-        cut = max(0, min(len(self.samples), round((t - self.start) * SAMPLE_RATE)))
-        self.samples = self.samples[cut:].copy()  # a copy, so the dropped audio is freed
-        self.start += cut / SAMPLE_RATE
-
-    def source(self) -> SampleSource:
-        return lambda a, b: self.samples[max(0, round((a - self.start) * SAMPLE_RATE)) : max(0, round((b - self.start) * SAMPLE_RATE))]
-
-
-def closed_regions(
-    regions: Sequence[tuple[float, float]], end: float, final: bool, quietest=None,
-    hold: float = STREAM_HOLD_S, max_carry: float = STREAM_MAX_CARRY_S,
-) -> tuple[list[tuple[float, float]], float]:
-    """Split the speech ``regions`` (seconds) of a stream buffer ending at ``end`` seconds into the regions that
-    can no longer change and the time from which audio must be kept for the next buffer.
-
-    A region is closed when it ends at least ``hold`` seconds before ``end`` (the VAD needs that much silence to
-    end a region), or when ``final`` (the stream ended). An open region that began more than ``max_carry``
-    seconds before ``end`` is cut at ``quietest(from, to)`` in the ``SPLIT_SEARCH_S`` seconds before ``end - hold``,
-    so that the carried audio stays bounded. Returns ``(closed regions, keep_from)``.
-    """
-    if final:
-        return list(regions), end
-    keep_from = end - hold
-    closed: list[tuple[float, float]] = []
-    for start, stop in regions:
-        if stop <= keep_from:
-            closed.append((start, stop))
-        elif start < keep_from:
-            if end - start > max_carry:
-                low = max(start, keep_from - SPLIT_SEARCH_S)
-                cut = min(max(quietest(low, keep_from), low), keep_from) if quietest is not None else keep_from
-                closed.append((start, cut))
-                keep_from = cut
-            else:
-                keep_from = start
-            break
-        else:
-            break
-    return closed, keep_from
-
-
-def transcribe_stream(
-    model,
-    blocks: Iterable[np.ndarray],
-    options: TranscribeOptions,
-    *,
-    vad: Vad,
-    batch_size: int = CPU_BATCH,
-    model_name: str = "",
-    source_name: str = "",
-    thresholds: Thresholds = Thresholds(),
-) -> Transcript:
-    """Transcribe audio that arrives as ``blocks`` of 16 kHz mono float32 samples (any length, in order), holding
-    only the current block and the open speech carried over (at most ``STREAM_MAX_CARRY_S`` seconds) in memory.
-
-    ``vad`` maps samples to speech regions in seconds (``vad.speech_regions``); it runs on each buffer, and
-    regions still open at the buffer's end are decided with the next block (``closed_regions``). Same output as
-    ``transcribe_batched``, except that chunks do not span two buffers.
-    """
-    buffer = _StreamBuffer()
-    transcriber = ChunkTranscriber(model, options, batch_size=batch_size, thresholds=thresholds)
-    segments: list[Segment] = []
-    next_index = 0
-    iterator = iter(blocks)
-    block = next(iterator, None)
-    while block is not None:
-        buffer.append(block)
-        block = next(iterator, None)
-        final = block is None
-        regions = [(buffer.start + s, buffer.start + e) for s, e in vad(buffer.samples)]
-        source = buffer.source()
-        closed, keep_from = closed_regions(regions, buffer.end, final, quietest_point(source))
-        chunks = plan_chunks(closed, quietest=quietest_point(source), first_index=next_index)
-        if chunks:
-            next_index = chunks[-1].index + 1
-            transcriber.ensure_language(chunks[0], source)
-            segments.extend(transcriber.transcribe(chunks, source))
-        buffer.drop_before(keep_from)
-    duration = buffer.end
-    return Transcript(segments=tuple(segments), language=transcriber.language or options.language or "",
-                      duration=duration, model=model_name, source=source_name, task=options.task)

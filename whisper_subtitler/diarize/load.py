@@ -58,6 +58,8 @@ class Diarizer:
             raise SubtitlerError("the diarization model was already released")
         if audio.sample_rate != SAMPLE_RATE:
             raise SubtitlerError(f"diarization needs {SAMPLE_RATE} Hz audio, got {audio.sample_rate} Hz")
+        if len(audio.samples) == 0:
+            return ()
         import numpy as np
         import torch
 

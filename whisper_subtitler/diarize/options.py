@@ -63,6 +63,7 @@ def options_from_cli(
     """The CLI's speaker options -> ``(DiarizationOptions or None, speaker names)``.
 
     Any speaker option implies ``--diarize`` (a count or name given without it would otherwise be ignored).
+    ``formats`` are the format names as the user gave them (``all`` is not a request for RTTM).
     Raises UsageError for invalid counts or names (see :class:`DiarizationOptions`,
     :func:`whisper_subtitler.speakers.parse_speaker_names`), and for ``--format rttm`` without diarization.
     """

@@ -136,12 +136,16 @@ def stdout_to_log(level: int = logging.INFO) -> Iterator[None]:
 def quiet_pyannote_warnings() -> Iterator[None]:
     """Silence pyannote's warnings that are about its own plumbing, not about the result.
 
-    The in-memory waveform makes torchcodec irrelevant; the others come from pyannote's internals.
+    The in-memory waveform makes torchcodec irrelevant; the others come from pyannote's internals and numpy
+    inside them (no effect on the result).
     """
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"(?s).*torchcodec")
         warnings.filterwarnings("ignore", message=r"(?s).*std\(\): degrees of freedom")
         warnings.filterwarnings("ignore", category=UserWarning, module=r"pyannote\.audio\.models\.blocks")
+        # numpy inside pyannote's clustering on a window with a single embedding (short audio)
+        warnings.filterwarnings("ignore", category=RuntimeWarning, message=r"Mean of empty slice")
+        warnings.filterwarnings("ignore", category=RuntimeWarning, message=r"invalid value encountered in")
         yield
 
 

@@ -1,0 +1,113 @@
+"""How the batch size is chosen (``--batch-size``, the platform's advice, level-2 tuning) and how ``--no-batch``
+and ``--batch-size`` reach the pipeline."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import SimpleNamespace
+
+import pytest
+from typer.testing import CliRunner
+
+from whisper_subtitler.decoding.tuning import batch_candidates, choose_batch_size
+from whisper_subtitler.transcribe import TranscribeOptions
+
+
+def test_candidates_on_the_cpu_and_around_the_gpu_advice():
+    assert batch_candidates("cpu", 8) == (4, 8, 16)
+    assert batch_candidates("cpu", 2) == (2, 4, 8, 16)  # the advice is always measured: it is the baseline
+    assert batch_candidates("cuda", 16) == (8, 16, 32)
+    assert batch_candidates("cuda", 32, cap=32) == (16, 32)
+    assert batch_candidates("rocm", 1) == (1, 2)
+
+
+def test_requested_batch_size_wins_and_level_1_takes_the_advice():
+    selection = SimpleNamespace(batch_size=8, optimization_level=2, backend="cpu")
+    assert choose_batch_size(None, None, [], TranscribeOptions(), selection, requested=3) == 3
+    level1 = SimpleNamespace(batch_size=12, optimization_level=1, backend="cuda")
+    assert choose_batch_size(None, None, [], TranscribeOptions(), level1) == 12
+
+
+class _Capture:
+    """Stands in for ``Pipeline``: keeps the options the CLI built, processes nothing."""
+
+    options = None
+
+    def __init__(self, options, selection):
+        type(self).options = options
+
+    def process(self, source, **kwargs):
+        from whisper_subtitler.pipeline import FileResult
+
+        return FileResult(source=source, status="done")
+
+
+@pytest.mark.parametrize(
+    ("args", "batched", "batch_size"),
+    [((), True, None), (("--batch-size", "4"), True, 4), (("--no-batch",), False, None)],
+)
+def test_cli_passes_batch_options_to_the_pipeline(args, batched, batch_size, tmp_path, monkeypatch):
+    from whisper_subtitler import pipeline
+    from whisper_subtitler.cli import app
+
+    media = tmp_path / "a.wav"
+    media.write_bytes(b"RIFF")
+    monkeypatch.setattr(pipeline, "Pipeline", _Capture)
+    result = CliRunner().invoke(app, ["transcribe", str(media), "--gpu-backend", "cpu", *args])
+    assert result.exit_code == 0, result.output
+    assert _Capture.options.batched is batched
+    assert _Capture.options.batch_size == batch_size
+
+
+def test_cli_refuses_a_batch_size_below_1(tmp_path):
+    from whisper_subtitler.cli import app
+
+    result = CliRunner().invoke(app, ["transcribe", str(tmp_path / "a.wav"), "--batch-size", "0"])
+    assert result.exit_code == 2
+
+
+@pytest.mark.slow
+def test_level_2_measures_batch_sizes_once_and_caches_the_winner(tmp_path, monkeypatch):
+    import numpy as np
+
+    from tests import media
+    from whisper_subtitler import platform
+    from whisper_subtitler.models import load_whisper, resolve_model
+    from whisper_subtitler.types import SAMPLE_RATE, Audio
+    from whisper_subtitler.vad import speech_regions
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    sentences = [f"This is sentence number {n}, spoken slowly and clearly." for n in
+                 ("one", "two", "three", "four", "five", "six")]
+    parts = []
+    for i, text in enumerate(sentences):
+        wav = media.espeak(text, tmp_path / f"{i}.wav")
+        import wave
+
+        with wave.open(str(wav)) as w:
+            parts.append(np.frombuffer(w.readframes(w.getnframes()), np.int16).astype(np.float32) / 32768)
+        parts.append(np.zeros(3 * SAMPLE_RATE, np.float32))  # 3 s pauses: one chunk per sentence
+    audio = Audio(samples=np.concatenate(parts), sample_rate=SAMPLE_RATE, source=tmp_path / "six.wav")
+    speech = speech_regions(audio.samples)
+    model = load_whisper(resolve_model("tiny.en"))
+    selection = platform.configure(gpu_backend="cpu", optimization_level=2, model="tiny.en", environ={},
+                                   cwd=tmp_path)
+    selection = replace(selection, batch_size=2)  # a baseline among few chunks, so that larger sizes differ
+
+    measured: list[int] = []
+    from whisper_subtitler.decoding import batched
+
+    real = batched.ChunkTranscriber.transcribe
+
+    def counting(self, chunks, source):
+        measured.append(self.batch_size)
+        return real(self, chunks, source)
+
+    monkeypatch.setattr(batched.ChunkTranscriber, "transcribe", counting)
+    first = choose_batch_size(model, audio, speech, TranscribeOptions(), selection, model_name="tiny.en")
+    assert first in batch_candidates("cpu", 2)
+    assert sorted(set(measured)) == [2, 4, 8, 16]  # every candidate measured
+    assert (tmp_path / "cache" / "whisper-subtitler" / "tuning.json").is_file()
+    measured.clear()
+    again = choose_batch_size(model, audio, speech, TranscribeOptions(), selection, model_name="tiny.en")
+    assert again == first and measured == []  # read from the cache, nothing measured
