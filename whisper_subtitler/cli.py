@@ -256,6 +256,8 @@ def transcribe(
             model=diarization_model, speaker_names=speaker_names,
             formats=tuple(f.strip().lower() for f in output_format.split(",")),  # as asked: "all" is not rttm
         )
+        if diarization is None:  # "all" without --diarize: RTTM would be an empty file
+            formats = tuple(f for f in formats if f != "rttm")
         selection = platform.configure(
             gpu_backend=gpu_backend.value if gpu_backend else None,
             optimization_level=optimization_level,
