@@ -47,8 +47,8 @@ test-fast: install-test
 	$(PY) -m pytest -m "not slow"
 
 bench: install-test
-	$(PY) -m pytest --co -q >/dev/null  # the suite imports; then the benchmark itself
 	$(PY) bench/run.py --out docs/benchmarks.md
+	$(PY) scripts/bench_diarization.py > docs/diarization-benchmark.json
 
 clean:
 	rm -rf $(VENV) examples/media examples/output .pytest_cache

@@ -96,4 +96,5 @@ def test_fake_hf_token_appears_nowhere_when_loading_fails(cli, clip, tmp_path, e
 def test_format_all_without_diarization_is_not_an_rttm_request(cli, clip, tmp_path):
     result = cli("transcribe", str(clip.wav), "--format", "all", "--dry-run", "--output-dir", str(tmp_path))
     assert result.returncode == 0, result.stderr
-    assert "two_voices.rttm" in result.stdout  # the plan lists every format, RTTM included
+    assert "two_voices.srt" in result.stdout and "two_voices.ass" in result.stdout
+    assert "two_voices.rttm" not in result.stdout  # without speaker turns an RTTM would be empty: not written
