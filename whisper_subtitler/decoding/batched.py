@@ -1,6 +1,6 @@
 """Stage 2, batched: VAD-first chunking and batched decoding with openai-whisper's models, with word timestamps.
 
-    speech regions (VAD) -> chunks of <= 30 s of speech (chunking) -> log-mel windows (features)
+    speech regions (VAD) -> joined across short pauses, one chunk each, <= 30 s (chunking) -> log-mel windows
     -> encoder, one pass per batch -> greedy decoding with token budgets, finished rows dropped (batch)
     -> chunks that fail the compression-ratio or log-probability checks decoded again at the next temperature,
        only those (quality) -> word timestamps from the same audio features (alignment) -> global times
@@ -27,6 +27,7 @@ from whisper_subtitler.decoding.backoff import BatchRunner
 from whisper_subtitler.decoding.chunking import Chunk, decoding_order, plan_chunks, token_budget
 from whisper_subtitler.decoding.features import SampleSource, array_source, chunk_samples, log_mel_windows, quietest_point
 from whisper_subtitler.decoding.quality import Decoded, Thresholds, best_attempt, is_silence, needs_fallback
+from whisper_subtitler.platform.batch import CPU_BATCH  # the batch size after an out-of-memory move to the CPU
 from whisper_subtitler.transcribe import TranscribeOptions
 from whisper_subtitler.types import Audio, Segment, Transcript, Word
 
@@ -34,8 +35,6 @@ if TYPE_CHECKING:
     from whisper_subtitler.decoding.alignment import TimedWord
 
 log = logging.getLogger(__name__)
-
-CPU_BATCH = 8  # batch size after an out-of-memory move to the CPU (platform.batch.CPU_BATCH)
 
 
 class ChunkTranscriber:
