@@ -32,7 +32,7 @@ NAME = "embedded: pyannote segmentation-3.0 + CAM++ (offline)"
 # The distance between cluster centroids (unit-normalised embeddings, Euclidean) below which two clusters merge.
 # Tuned with scripts/tune_diarization.py on 4 min of generated two-, three- and one-voice conversations:
 # DER 5.3 % (no collar) on the plateau 0.525-0.600, 9.6 % at 0.5 and 0.625 (a third voice merged), worse
-# outside; this is the middle of the plateau. docs/diarization-readme.md has the table.
+# outside; this is the middle of the plateau. README "Speakers" has the table.
 CLUSTERING_THRESHOLD = 0.575
 MIN_CLUSTER_SIZE = 12  # embeddings (local speaker x 10 s window); pyannote 3.1's value
 MIN_DURATION_OFF = 0.0  # s: gaps shorter than this within one speaker are filled; pyannote 3.1's value

@@ -17,8 +17,8 @@ from whisper_subtitler.platform.environment import Request
 from whisper_subtitler.platform.machine import BACKENDS, Device, Machine
 
 INSTALL_HINTS = {
-    "cuda": "install a CUDA build of torch (docs/platform-readme.md, 'NVIDIA CUDA') and check nvidia-smi",
-    "rocm": "install a ROCm build of torch (docs/platform-readme.md, 'AMD ROCm') and check rocm-smi",
+    "cuda": "install a CUDA build of torch (README, 'Install for your hardware') and check nvidia-smi",
+    "rocm": "install a ROCm build of torch (README, 'Install for your hardware') and check rocm-smi",
     "mps": "MPS needs an Apple silicon Mac with macOS 12.3+ and the macOS arm64 torch wheel",
     "cpu": "",
 }
