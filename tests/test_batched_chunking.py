@@ -16,24 +16,31 @@ from whisper_subtitler.decoding.chunking import (
 from whisper_subtitler.decoding.quality import Decoded, Thresholds, best_attempt, is_silence, needs_fallback
 
 
-def test_regions_are_joined_across_short_pauses_one_chunk_each():
+def test_regions_fill_windows_of_at_most_30_s_pauses_kept():
     regions = [(0.0, 10.0), (12.0, 22.0), (40.0, 49.0), (50.0, 55.0), (100.0, 101.0)]
     chunks = plan_chunks(regions)
-    # a 2 s pause separates chunks; the 1 s pause at 49 s stays inside one
-    assert [c.pieces for c in chunks] == [((0.0, 10.0),), ((12.0, 22.0),), ((40.0, 55.0),), ((100.0, 101.0),)]
-    assert [c.index for c in chunks] == [0, 1, 2, 3]
-    assert [c.index for c in plan_chunks(regions, first_index=7)] == [7, 8, 9, 10]
+    assert [(c.start, c.end) for c in chunks] == [(0.0, 22.0), (40.0, 55.0), (100.0, 101.0)]
+    # inside a window, a pause under 2 s joins regions (one segment each); the 2 s pause at 10 s does not
+    assert [c.regions for c in chunks] == [((0.0, 10.0), (12.0, 22.0)), ((40.0, 55.0),), ((100.0, 101.0),)]
+    assert [c.duration for c in chunks] == pytest.approx([22.0, 15.0, 1.0])
+    assert [c.speech for c in chunks] == pytest.approx([20.0, 15.0, 1.0])  # a joined pause counts
+    assert [c.index for c in chunks] == [0, 1, 2]
+    assert [c.index for c in plan_chunks(regions, first_index=7)] == [7, 8, 9]
 
 
-def test_packing_concatenates_regions_up_to_30_s_leaving_long_pauses_out():
-    regions = [(0.0, 10.0), (12.0, 22.0), (40.0, 49.0), (50.0, 55.0), (100.0, 101.0)]
-    chunks = plan_chunks(regions, pack=True)
-    assert [c.pieces for c in chunks] == [((0.0, 10.0), (12.0, 22.0)), ((40.0, 55.0), (100.0, 101.0))]
-    assert chunks[0].duration == pytest.approx(20.0)
-    assert chunks[1].duration == pytest.approx(16.0)
-    unjoined = plan_chunks([(0.0, 10.0), (11.0, 21.0), (21.5, 30.5), (31.0, 36.0)], merge_gap=0.0, pack=True)
-    assert [c.pieces for c in unjoined] == [((0.0, 10.0), (11.0, 21.0), (21.5, 30.5)), ((31.0, 36.0),)]
-    assert all(c.duration <= 30.0 for c in unjoined)
+def test_a_window_closes_when_the_next_region_would_end_past_30_s():
+    chunks = plan_chunks([(0.0, 10.0), (11.0, 21.0), (21.5, 30.5), (31.0, 36.0)], merge_gap=0.0)
+    assert [(c.start, c.end) for c in chunks] == [(0.0, 21.0), (21.5, 36.0)]
+    assert all(c.duration <= 30.0 for c in chunks)
+    assert chunks[0].regions == ((0.0, 10.0), (11.0, 21.0))  # merge_gap 0: nothing joined
+
+
+def test_word_times_find_their_region():
+    chunk = Chunk(0, 10.0, 40.0, ((10.0, 12.0), (20.0, 25.0), (39.0, 40.0)))
+    assert chunk.region_at(11.0) == 0 and chunk.region_at(24.9) == 1
+    assert chunk.region_at(13.0) == 0  # in a pause: the nearest region
+    assert chunk.region_at(30.0) == 1 and chunk.region_at(35.0) == 2
+    assert chunk.region_at(99.0) == 2
 
 
 def test_join_regions():
@@ -42,7 +49,13 @@ def test_join_regions():
 
 
 def test_a_region_of_exactly_30_s_fills_one_chunk():
-    assert [c.pieces for c in plan_chunks([(5.0, 35.0), (38.0, 39.0)])] == [((5.0, 35.0),), ((38.0, 39.0),)]
+    assert [c.regions for c in plan_chunks([(5.0, 35.0), (38.0, 39.0)])] == [((5.0, 35.0),), ((38.0, 39.0),)]
+
+
+def test_a_long_region_is_split_and_its_last_piece_shares_a_window():
+    chunks = plan_chunks([(0.0, 50.0), (52.0, 55.0)])
+    assert [(c.start, c.end) for c in chunks] == [(0.0, 25.0), (25.0, 55.0)]
+    assert chunks[1].regions == ((25.0, 50.0), (52.0, 55.0))
 
 
 def test_no_regions_no_chunks_and_empty_regions_are_skipped():
@@ -84,17 +97,6 @@ def test_a_quiet_point_outside_the_window_is_clamped():
     assert all(b - a <= 30.0 for a, b in pieces)
 
 
-def test_chunk_time_maps_back_to_audio_time_across_pieces():
-    chunk = Chunk(0, ((10.0, 12.0), (20.0, 25.0), (40.0, 41.0)))
-    assert chunk.offsets() == (0.0, 2.0, 7.0)
-    assert chunk.to_global(0.5) == pytest.approx(10.5)
-    assert chunk.to_global(2.0) == pytest.approx(20.0)  # the first instant of the second piece
-    assert chunk.to_global(6.5) == pytest.approx(24.5)
-    assert chunk.to_global(7.25) == pytest.approx(40.25)
-    assert chunk.to_global(99.0) == pytest.approx(41.0)  # past the end: clamped
-    assert chunk.piece_at(1.99) == 0 and chunk.piece_at(2.0) == 1
-
-
 def test_token_budget_grows_with_duration_and_is_capped():
     assert token_budget(1.0) < token_budget(5.0) < token_budget(10.0)
     assert token_budget(0.0) >= 1
@@ -103,8 +105,9 @@ def test_token_budget_grows_with_duration_and_is_capped():
     assert token_budget(10.0) >= 10 * 8
 
 
-def test_decoding_order_is_longest_first_then_time_order():
-    chunks = [Chunk(0, ((0.0, 5.0),)), Chunk(1, ((6.0, 30.0),)), Chunk(2, ((31.0, 36.0),))]
+def test_decoding_order_is_most_speech_first_then_time_order():
+    chunks = [Chunk(0, 0.0, 5.0, ((0.0, 5.0),)), Chunk(1, 6.0, 30.0, ((6.0, 30.0),)),
+              Chunk(2, 31.0, 60.0, ((31.0, 33.0), (56.0, 59.0)))]
     assert [c.index for c in decoding_order(chunks)] == [1, 0, 2]
 
 

@@ -86,7 +86,7 @@ def test_level_2_measures_batch_sizes_once_and_caches_the_winner(tmp_path, monke
 
         with wave.open(str(wav)) as w:
             parts.append(np.frombuffer(w.readframes(w.getnframes()), np.int16).astype(np.float32) / 32768)
-        parts.append(np.zeros(3 * SAMPLE_RATE, np.float32))  # 3 s pauses: one chunk per sentence
+        parts.append(np.zeros(28 * SAMPLE_RATE, np.float32))  # 28 s pauses: one 30 s window per sentence
     audio = Audio(samples=np.concatenate(parts), sample_rate=SAMPLE_RATE, source=tmp_path / "six.wav")
     speech = speech_regions(audio.samples)
     model = load_whisper(resolve_model("tiny.en"))

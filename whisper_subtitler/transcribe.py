@@ -1,7 +1,8 @@
 """Stage 2: transcription with openai-whisper, with word timestamps.
 
-Decoding covers only the speech regions the VAD found (``vad.speech_regions``), given to openai-whisper's
-``transcribe()`` as ``clip_timestamps``: decoding starts at the speech onset, so the first timestamp is not forced
+Decoding covers only the speech the VAD found (``vad.speech_regions``), in the same windows of at most 30 s as the
+batched path (``decoding.chunking.plan_chunks``), given to openai-whisper's ``transcribe()`` as ``clip_timestamps``
+and decoded one after another: decoding starts at the speech onset, so the first timestamp is not forced
 to 0 over leading silence (the repetition loops seen on pyannote's sample), and nothing is decoded over silence.
 Word timestamps come from Whisper's cross-attention alignment (``word_timestamps=True``); segment timestamps alone
 are whole seconds on our clips (../shared/MODELS.md).
@@ -20,7 +21,6 @@ from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment, Transcript, Wor
 
 log = logging.getLogger(__name__)
 
-CLIP_MERGE_GAP_S = 2.0  # speech regions closer than this are decoded as one clip (seconds)
 LANGUAGE_PROBE_S = 30.0  # seconds of speech, from the first onset, used to detect the language
 
 
@@ -34,19 +34,6 @@ class TranscribeOptions:
     temperatures: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
     fp16: bool = False
     initial_prompt: str | None = None
-
-
-def merge_regions(
-    regions: Sequence[tuple[float, float]], gap: float = CLIP_MERGE_GAP_S
-) -> tuple[tuple[float, float], ...]:
-    """Merge ``(start, end)`` regions (seconds, sorted) whose gap is below ``gap`` seconds."""
-    merged: list[tuple[float, float]] = []
-    for start, end in regions:
-        if merged and start - merged[-1][1] < gap:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return tuple(merged)
 
 
 def detect_language(model, samples: np.ndarray, onset: float) -> tuple[str, float]:
@@ -96,7 +83,9 @@ def transcribe_sequential(
     """
     import whisper
 
-    clips = merge_regions(speech)
+    from whisper_subtitler.decoding.chunking import plan_chunks
+
+    clips = [(c.start, c.end) for c in plan_chunks(speech)]
     if not clips:
         return Transcript(segments=(), language=options.language or "", duration=audio.duration,
                           model=model_name, source=str(audio.source), task=options.task)

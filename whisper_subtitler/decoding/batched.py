@@ -54,6 +54,19 @@ class ChunkTranscriber:
         self.fp16 = bool(options.fp16) and model.device.type != "cpu"
         self.runner = BatchRunner(batch_size, to_cpu=self._to_cpu, release=self._release)
         self._tokenizer = None
+        self._cpu_kernels()
+
+    def _cpu_kernels(self) -> None:
+        """On the CPU, the decoder's output projection and cross-attention in the forms measured fastest there
+        (``kernels``)."""
+        from whisper_subtitler.decoding import kernels
+
+        if self.model.device.type != "cpu":
+            return
+        if not kernels.uses_projection(self.model):
+            kernels.install_projection(self.model, kernels.small_batch_projection(self.model.decoder))
+        if not kernels.uses_cross_attention(self.model):
+            kernels.install_cross_attention(self.model)
 
     @property
     def batch_size(self) -> int:
@@ -63,6 +76,7 @@ class ChunkTranscriber:
     def _to_cpu(self) -> int:
         self.model.float().to("cpu")  # nn.Module.to works in place: every holder of the model sees the move
         self.fp16 = False
+        self._cpu_kernels()
         return CPU_BATCH
 
     def _release(self) -> None:
@@ -71,8 +85,8 @@ class ChunkTranscriber:
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 
-    def _encode(self, pieces: Sequence[np.ndarray]):
-        mel = log_mel_windows(pieces, self.model.dims.n_mels, device=self.model.device)
+    def _encode(self, samples: Sequence[np.ndarray]):
+        mel = log_mel_windows(samples, self.model.dims.n_mels, device=self.model.device)
         return self.model.encoder(mel.half() if self.fp16 else mel)
 
     def ensure_language(self, first: Chunk, source: SampleSource) -> str:
@@ -103,7 +117,7 @@ class ChunkTranscriber:
         return self._tokenizer
 
     def transcribe(self, chunks: Sequence[Chunk], source: SampleSource) -> list[Segment]:
-        """Segments of all ``chunks`` in time order (one segment per piece of a chunk that holds words).
+        """Segments of all ``chunks`` in time order (one segment per speech region of a chunk that holds words).
 
         Chunks are decoded longest first in batches; ``ensure_language`` must have run, else ``RuntimeError``.
         """
@@ -121,9 +135,9 @@ class ChunkTranscriber:
         from whisper_subtitler.decoding.alignment import align_batch
 
         with torch.no_grad():
-            pieces = [chunk_samples(c, source) for c in group]
-            features = self._encode(pieces)
-            budgets = [token_budget(c.duration) for c in group]
+            samples = [chunk_samples(c, source) for c in group]
+            features = self._encode(samples)
+            budgets = [token_budget(c.speech) for c in group]
             attempts: list[list[Decoded]] = [[] for _ in group]
             pending = list(range(len(group)))
             for temperature in self.options.temperatures:
@@ -141,7 +155,7 @@ class ChunkTranscriber:
                 log.debug("%d of %d chunks decoded again above temperature %.1f", len(pending), len(group), temperature)
             best = [best_attempt(a, self.thresholds) for a in attempts]
             kept = [() if is_silence(d, self.thresholds) or not d.text.strip() else d.tokens for d in best]
-            timed = align_batch(self.model, self.tokenizer(), kept, features, [len(p) for p in pieces])
+            timed = align_batch(self.model, self.tokenizer(), kept, features, [len(x) for x in samples])
             return [self._segments(c, d, t) if k else () for c, d, t, k in zip(group, best, timed, kept)]
 
     def _segments(self, chunk: Chunk, decoded: Decoded, timed: list[TimedWord]) -> tuple[Segment, ...]:
@@ -153,14 +167,12 @@ class ChunkTranscriber:
         if not timed:  # text without alignable words: keep the text over the chunk
             return (Segment(start=chunk.start, end=chunk.end, text=" " + decoded.text.strip(), **stats),)
         groups: dict[int, list[Word]] = {}
-        offsets = chunk.offsets()
         for w in timed:
-            # A word belongs to the piece that holds its middle, and stays inside it.
-            i = chunk.piece_at((w.start + w.end) / 2)
-            start, end = chunk.pieces[i]
-            a = min(max(start + w.start - offsets[i], start), end)
-            b = min(max(start + w.end - offsets[i], a), end)
-            groups.setdefault(i, []).append(Word(w.text, round(a, 3), round(b, 3), w.probability))
+            # A word belongs to the speech region that holds its middle (or the nearest one), inside the window.
+            a = min(max(chunk.start + w.start, chunk.start), chunk.end)
+            b = min(max(chunk.start + w.end, a), chunk.end)
+            word = Word(w.text, round(a, 3), round(b, 3), w.probability)
+            groups.setdefault(chunk.region_at((a + b) / 2), []).append(word)
         return tuple(
             Segment(start=ws[0].start, end=ws[-1].end, text="".join(w.text for w in ws), words=tuple(ws), **stats)
             for _, ws in sorted(groups.items())

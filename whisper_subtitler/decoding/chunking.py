@@ -1,31 +1,30 @@
-"""VAD-first chunking: speech regions packed into chunks of at most 30 s for batched decoding.
+"""VAD-first chunking: speech regions merged into windows of at most 30 s for batched decoding.
 
-Pure logic on seconds, no numpy or torch. Whisper decodes 30-second windows (``whisper.audio.CHUNK_LENGTH``), so
-speech regions are first joined across pauses shorter than ``MERGE_GAP_S`` (the pause stays in the audio, as in the
-sequential path's ``transcribe.merge_regions``); each joined region is one chunk, cut into balanced pieces when it
-is longer than ``MAX_CHUNK_S`` (whisperX's ``merge_chunks`` idea: VAD-guided windows of contiguous audio).
+Pure logic on seconds, no numpy or torch. Whisper decodes 30-second windows (``whisper.audio.CHUNK_LENGTH``), and
+its encoder costs the same for 5 s of speech as for 30 s, so windows are filled: consecutive VAD regions are merged,
+in time order, while the span from the first region's start to the last one's end stays within ``MAX_CHUNK_S``,
+the pauses between them kept in the audio (whisperX's ``merge_chunks``, faster-whisper's batched pipeline). A region
+longer than ``MAX_CHUNK_S`` is first cut into balanced pieces; the cut goes to the quietest moment near the ideal
+cut point when the caller supplies ``quietest`` (``features.quietest_point`` looks at the signal energy), else to
+the ideal point itself.
 
-With ``pack=True``, joined regions are also packed, in time order, into chunks of at most ``MAX_CHUNK_S`` seconds,
-the longer silences between them left out and the pieces concatenated, as faster-whisper's batched pipeline does
-(``faster_whisper/vad.py`` ``collect_chunks`` and ``SpeechTimestampsMap``); ``Chunk.to_global`` maps a time in the
-concatenated chunk back to the time in the audio. It is off by default: on 24 espeak-ng sentences (tiny.en) packing
-made the words differ from the sequential path's by WER 0.029 instead of 0.012 at the same speed, and
-concatenating every VAD region back to back, without joining, by 0.060.
+Inside a window, regions closer than ``MERGE_GAP_S`` are joined (``join_regions``); the transcript gets one
+segment per joined region, so no segment spans a longer pause.
 
-A region longer than ``MAX_CHUNK_S`` is cut into balanced pieces; the cut goes to the quietest moment near the
-ideal cut point when the caller supplies ``quietest`` (``features.quietest_point`` looks at the signal energy),
-else to the ideal point itself.
+Measured on the 10-minute benchmark clip (465 s of speech in 72 VAD regions, tiny.en, CPU): one window per joined
+region took 33 windows; filling windows takes 22, with the same WER (``docs/benchmarks.md``). Concatenating the
+regions without the pauses between them (faster-whisper's ``collect_chunks``) was tried and dropped: on 24
+espeak-ng sentences it made the words differ from the sequential path's by WER 0.024-0.029 instead of 0.010-0.012.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 MAX_CHUNK_S = 30.0  # seconds: whisper.audio.CHUNK_LENGTH, one encoder window
-MERGE_GAP_S = 2.0  # seconds: shorter pauses between speech regions stay in the chunk (transcribe.CLIP_MERGE_GAP_S)
+MERGE_GAP_S = 2.0  # seconds: shorter pauses join speech regions into one segment
 SPLIT_SEARCH_S = 5.0  # seconds: how far before the ideal cut of a long region to look for a quiet moment
 TOKENS_PER_S = 12.0  # tokens per second of speech: about twice the fastest English speech, punctuation included
 TOKEN_SLACK = 16  # tokens added to every budget (short chunks, numbers spelled out)
@@ -37,47 +36,29 @@ Quietest = Callable[[float, float], float]  # (from, to) seconds -> the quietest
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """One decoding window: ``pieces`` are ``(start, end)`` seconds of the audio, in time order, disjoint,
-    concatenated without the silence between them; ``index`` is the chunk's position in time order."""
+    """One decoding window: the audio from ``start`` to ``end`` (seconds, at most ``MAX_CHUNK_S`` apart), pauses
+    included; ``regions`` are the speech regions inside it, joined across short pauses, in time order, disjoint;
+    ``index`` is the chunk's position in time order."""
 
     index: int
-    pieces: tuple[Region, ...]
-
-    @property
-    def start(self) -> float:
-        """Start of the first piece, seconds."""
-        return self.pieces[0][0]
-
-    @property
-    def end(self) -> float:
-        """End of the last piece, seconds."""
-        return self.pieces[-1][1]
+    start: float
+    end: float
+    regions: tuple[Region, ...]
 
     @property
     def duration(self) -> float:
-        """Seconds of audio in the chunk (the sum of its pieces), at most ``MAX_CHUNK_S``."""
-        return sum(e - s for s, e in self.pieces)
+        """Seconds of audio in the window, ``end - start``."""
+        return self.end - self.start
 
-    def offsets(self) -> tuple[float, ...]:
-        """Start of each piece inside the concatenated chunk, seconds (the first is 0)."""
-        out, t = [], 0.0
-        for s, e in self.pieces:
-            out.append(t)
-            t += e - s
-        return tuple(out)
+    @property
+    def speech(self) -> float:
+        """Seconds of speech in the window, the sum of its regions."""
+        return sum(e - s for s, e in self.regions)
 
-    def piece_at(self, t: float) -> int:
-        """Index of the piece that holds chunk time ``t`` (seconds); times past the end belong to the last piece."""
-        return max(0, bisect.bisect_right(self.offsets(), t) - 1)
-
-    def to_global(self, t: float) -> float:
-        """Chunk time ``t`` (seconds from the start of the concatenated chunk) -> seconds in the audio.
-
-        A time inside a piece maps into that piece; a time past the end of the chunk is clamped to its end.
-        """
-        i = self.piece_at(t)
-        start, end = self.pieces[i]
-        return min(start + max(t - self.offsets()[i], 0.0), end)
+    def region_at(self, t: float) -> int:
+        """Index of the region that holds audio time ``t`` (seconds), else of the nearest one."""
+        return min(range(len(self.regions)),
+                   key=lambda i: max(self.regions[i][0] - t, t - self.regions[i][1], 0.0))
 
 
 def split_region(region: Region, max_s: float = MAX_CHUNK_S, quietest: Quietest | None = None) -> list[Region]:
@@ -128,33 +109,24 @@ def plan_chunks(
     quietest: Quietest | None = None,
     first_index: int = 0,
     merge_gap: float = MERGE_GAP_S,
-    pack: bool = False,
 ) -> list[Chunk]:
-    """Pack speech ``regions`` (sorted, disjoint, seconds) in time order into chunks of at most ``max_s`` seconds.
+    """Merge speech ``regions`` (sorted, disjoint, seconds) in time order into windows of at most ``max_s`` seconds.
 
-    Regions closer than ``merge_gap`` seconds are joined first (``join_regions``) and each starts a new chunk,
-    as the sequential path decodes each merged clip in windows of its own; pieces longer than ``max_s`` are split
-    (``split_region``). With ``pack``, a joined region goes into the current chunk while the chunk stays within
-    ``max_s`` (see the module docstring). Chunk indices count from ``first_index``. Raises ``ValueError`` for regions out
-    of order or overlapping.
+    Regions longer than ``max_s`` are split first (``split_region``); a window takes the next region while the span
+    from its start to the region's end stays within ``max_s``. Inside a window, regions closer than ``merge_gap``
+    seconds are joined (``join_regions``). Chunk indices count from ``first_index``. Raises ``ValueError`` for
+    regions out of order or overlapping.
     """
-    chunks: list[Chunk] = []
-    current: list[Region] = []
-    used = 0.0
-    for start, end in join_regions(regions, merge_gap):
-        if current and not pack:
-            chunks.append(Chunk(first_index + len(chunks), tuple(current)))
-            current, used = [], 0.0
-        for piece in split_region((start, end), max_s, quietest):
-            length = piece[1] - piece[0]
-            if current and used + length > max_s + 1e-9:
-                chunks.append(Chunk(first_index + len(chunks), tuple(current)))
-                current, used = [], 0.0
-            current.append(piece)
-            used += length
-    if current:
-        chunks.append(Chunk(first_index + len(chunks), tuple(current)))
-    return chunks
+    pieces = [p for region in join_regions(regions, 0.0) for p in split_region(region, max_s, quietest)]
+    windows: list[list[Region]] = []
+    for start, end in pieces:
+        if windows and end - windows[-1][0][0] <= max_s + 1e-9:
+            windows[-1].append((start, end))
+        else:
+            windows.append([(start, end)])
+    return [
+        Chunk(first_index + i, w[0][0], w[-1][1], tuple(join_regions(w, merge_gap))) for i, w in enumerate(windows)
+    ]
 
 
 def token_budget(duration: float, limit: int = MAX_NEW_TOKENS) -> int:
@@ -165,6 +137,6 @@ def token_budget(duration: float, limit: int = MAX_NEW_TOKENS) -> int:
 
 
 def decoding_order(chunks: Sequence[Chunk]) -> list[Chunk]:
-    """Chunks longest first (ties in time order), so that consecutive rows of a batch need similar token budgets
-    and a batch finishes together (PERFORMANCE.md: sorting chunks by length made batches faster)."""
-    return sorted(chunks, key=lambda c: (-c.duration, c.index))
+    """Chunks with the most speech first (ties in time order), so that consecutive rows of a batch need similar
+    token budgets and a batch finishes together (PERFORMANCE.md: sorting chunks by length made batches faster)."""
+    return sorted(chunks, key=lambda c: (-c.speech, c.index))

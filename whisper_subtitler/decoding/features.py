@@ -1,6 +1,6 @@
 """Audio of a chunk -> the log-mel window Whisper's encoder takes, and quiet points for cutting long regions.
 
-A chunk's pieces are concatenated (``chunking.Chunk``), zero-padded to 30 s and turned into a log-mel
+A chunk's audio (``chunking.Chunk``, pauses included) is zero-padded to 30 s and turned into a log-mel
 spectrogram of shape ``(n_mels, 3000)`` by ``whisper.log_mel_spectrogram``, one window at a time: its dynamic-range
 floor (``max - 8`` in log10 units) is taken over the whole tensor, so a batched call would couple the rows.
 """
@@ -29,9 +29,8 @@ def array_source(samples: np.ndarray, sample_rate: int = SAMPLE_RATE) -> SampleS
 
 
 def chunk_samples(chunk: Chunk, source: SampleSource) -> np.ndarray:
-    """The chunk's pieces concatenated: float32 samples of shape ``(round(duration * 16000),)`` at most."""
-    parts = [source(s, e) for s, e in chunk.pieces]
-    return np.ascontiguousarray(parts[0] if len(parts) == 1 else np.concatenate(parts), dtype=np.float32)
+    """The chunk's audio: float32 samples of shape ``(round(duration * 16000),)`` at most."""
+    return np.ascontiguousarray(source(chunk.start, chunk.end), dtype=np.float32)
 
 
 def log_mel_windows(pieces: Sequence[np.ndarray], n_mels: int, device=None):

@@ -5,15 +5,13 @@ and quantizes activations on the fly. Two traps in openai-whisper (PERFORMANCE.m
 ``whisper.model.Linear``, a subclass that ``quantize_dynamic``'s exact-type mapping silently skips, so they are
 first replaced by plain ``nn.Linear`` copies; and the output projection (the tied token embedding, 51864 x d, the
 largest tensor each decoding step reads) is a matmul, not a Linear, so it gets a quantized Linear of its own and
-``TextDecoder.forward`` is replaced by the same code (whisper/model.py, 20250625) ending in that Linear.
+the decoder's projection is replaced by it (``kernels.install_projection``).
 
 The words change: int8 cost 0.5-4 WER points on tiny and 6 on base in batched chunks (PERFORMANCE.md), above the
 0.01 the issue allows, so the pipeline does not use it; ``docs/benchmarks.md`` has the current measurement.
 """
 
 from __future__ import annotations
-
-import types
 
 
 def quantize_int8(model, *, output_projection: bool = True):
@@ -35,23 +33,13 @@ def quantize_int8(model, *, output_projection: bool = True):
     torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8, inplace=True)
 
     if output_projection:
-        decoder = model.decoder
-        weight = decoder.token_embedding.weight
+        from whisper_subtitler.decoding.kernels import install_projection
+
+        weight = model.decoder.token_embedding.weight
         projection = nn.Linear(weight.shape[1], weight.shape[0], bias=False)
         projection.weight = nn.Parameter(weight.detach().clone(), requires_grad=False)
         holder = nn.Sequential(projection)
         torch.ao.quantization.quantize_dynamic(holder, {nn.Linear}, dtype=torch.qint8, inplace=True)
-        decoder.projection_int8 = holder[0]
-        decoder.forward = types.MethodType(_decoder_forward, decoder)
+        model.decoder.projection_int8 = holder[0]
+        install_projection(model, lambda x: model.decoder.projection_int8(x).float())
     return model
-
-
-def _decoder_forward(self, x, xa, kv_cache=None):
-    """``whisper.model.TextDecoder.forward`` (openai-whisper 20250625) with the int8 output projection."""
-    offset = next(iter(kv_cache.values())).shape[1] if kv_cache else 0
-    x = self.token_embedding(x) + self.positional_embedding[offset : offset + x.shape[-1]]
-    x = x.to(xa.dtype)
-    for block in self.blocks:
-        x = block(x, xa, mask=self.mask, kv_cache=kv_cache)
-    x = self.ln(x)
-    return self.projection_int8(x).float()
