@@ -149,7 +149,8 @@ def test_batched_alignment_gives_add_word_timestamps_words_and_times(tiny, clean
         features = tiny.encoder(mel)
     decoded = decode_features(tiny, features, [token_budget(c.duration) for c in chunks], language="en")
     tokenizer = get_tokenizer(False, language="en", task="transcribe")
-    ours = align_batch(tiny, tokenizer, [d.tokens for d in decoded], features, [len(p) for p in pieces])
+    ours = align_batch(tiny, tokenizer, [d.tokens for d in decoded], [d.token_probs for d in decoded], features,
+                       [len(p) for p in pieces])
     for d, piece, row_mel, words in zip(decoded, pieces, mel, ours):
         segment = {"seek": 0, "start": 0.0, "end": len(piece) / SAMPLE_RATE, "tokens": list(d.tokens)}
         add_word_timestamps(segments=[segment], model=tiny, tokenizer=tokenizer, mel=row_mel,

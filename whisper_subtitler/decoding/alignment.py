@@ -40,38 +40,48 @@ class TimedWord:
     probability: float
 
 
-def _attention_weights(model, tokens: torch.Tensor, features: torch.Tensor):
-    """One decoder pass: ``(B, T, n_vocab)`` logits and ``(B, n_alignment_heads, T, n_audio_ctx)`` cross-attention
-    weights (pre-softmax, as ``find_alignment`` takes them) of the alignment heads only."""
+def _attention_weights(model, tokens: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+    """The decoder's blocks over ``tokens`` ``(B, T)`` (``whisper.model.TextDecoder.forward`` without the final
+    layer norm and output projection): ``(B, n_alignment_heads, T, n_audio_ctx)`` cross-attention weights
+    (pre-softmax, as ``find_alignment`` takes them) of the alignment heads only."""
     heads = model.alignment_heads.indices().T.tolist()  # (layer, head) pairs
     by_layer: dict[int, list[int]] = {}
     for layer, head in heads:
         by_layer.setdefault(layer, []).append(head)
     captured: dict[int, torch.Tensor] = {}
+    decoder = model.decoder
     hooks = [
-        model.decoder.blocks[layer].cross_attn.register_forward_hook(
+        decoder.blocks[layer].cross_attn.register_forward_hook(
             lambda _, ins, outs, layer=layer: captured.__setitem__(layer, outs[-1][:, by_layer[layer]])
         )
         for layer in by_layer
     ]
     try:
         with torch.no_grad(), disable_sdpa():  # SDPA does not return the attention weights
-            logits = model.decoder(tokens, features)
+            x = decoder.token_embedding(tokens) + decoder.positional_embedding[: tokens.shape[-1]]
+            x = x.to(features.dtype)
+            for block in decoder.blocks[: max(by_layer) + 1]:
+                x = block(x, features, mask=decoder.mask)
     finally:
         for hook in hooks:
             hook.remove()
     position = {layer: {h: i for i, h in enumerate(hs)} for layer, hs in by_layer.items()}
-    weights = torch.stack([captured[layer][:, position[layer][head]] for layer, head in heads], dim=1)
-    return logits, weights
+    return torch.stack([captured[layer][:, position[layer][head]] for layer, head in heads], dim=1)
 
 
 def align_batch(
-    model, tokenizer, token_rows: Sequence[Sequence[int]], features: torch.Tensor, n_samples: Sequence[int]
+    model,
+    tokenizer,
+    token_rows: Sequence[Sequence[int]],
+    prob_rows: Sequence[Sequence[float]],
+    features: torch.Tensor,
+    n_samples: Sequence[int],
 ) -> list[list[TimedWord]]:
     """Word timestamps for each row: ``token_rows`` are the decoded tokens of each chunk (special tokens are
-    dropped), ``features`` the chunks' encoder output ``(B, n_audio_ctx, n_audio_state)``, ``n_samples`` each
-    chunk's length in samples at 16 kHz (only frames that hold audio are aligned). Times are seconds from the
-    chunk start, rounded to 10 ms as openai-whisper does. Rows without text give ``[]``.
+    dropped), ``prob_rows`` each token's probability (``quality.Decoded.token_probs``), ``features`` the chunks'
+    encoder output ``(B, n_audio_ctx, n_audio_state)``, ``n_samples`` each chunk's length in samples at 16 kHz
+    (only frames that hold audio are aligned). Times are seconds from the chunk start, rounded to 10 ms as
+    openai-whisper does. Rows without text give ``[]``.
     """
     texts = [[t for t in row if t < tokenizer.eot] for row in token_rows]
     rows = [i for i, t in enumerate(texts) if t]
@@ -83,19 +93,19 @@ def align_batch(
     width = max(len(s) for s in sequences)
     tokens = torch.tensor([s + [tokenizer.eot] * (width - len(s)) for s in sequences], device=features.device)
     index = torch.tensor(rows, device=features.device)
-    logits, weights = _attention_weights(model, tokens, features[index] if len(rows) < len(token_rows) else features)
+    weights = _attention_weights(model, tokens, features[index] if len(rows) < len(token_rows) else features)
     for j, i in enumerate(rows):
-        alignment = _row_alignment(tokenizer, texts[i], logits[j], weights[j], n_samples[i] // HOP_LENGTH)
+        probs = [p for t, p in zip(token_rows[i], prob_rows[i]) if t < tokenizer.eot]
+        alignment = _row_alignment(tokenizer, texts[i], probs, weights[j], n_samples[i] // HOP_LENGTH)
         out[i] = _words(alignment, n_samples[i] / SAMPLE_RATE)
     return out
 
 
-def _row_alignment(tokenizer, text_tokens: list[int], logits, weights, num_frames: int) -> list[WordTiming]:
+def _row_alignment(tokenizer, text_tokens: list[int], text_token_probs: list[float], weights, num_frames: int
+                   ) -> list[WordTiming]:
     """``whisper.timing.find_alignment`` after its model call, for one row."""
     n = len(text_tokens)
     sot = len(tokenizer.sot_sequence)
-    token_probs = logits[sot : sot + n + 1, : tokenizer.eot].float().softmax(dim=-1)
-    text_token_probs = token_probs[np.arange(n), text_tokens].tolist()
 
     weights = weights[:, : sot + n + 2, : num_frames // 2].float()  # heads x tokens x frames, padding cut off
     weights = (weights * QK_SCALE).softmax(dim=-1)
@@ -114,7 +124,8 @@ def _row_alignment(tokenizer, text_tokens: list[int], logits, weights, num_frame
     start_times = jump_times[word_boundaries[:-1]]
     end_times = jump_times[word_boundaries[1:]]
     probabilities = [np.mean(text_token_probs[i:j]) for i, j in zip(word_boundaries[:-1], word_boundaries[1:])]
-    return [WordTiming(w, t, s, e, p) for w, t, s, e, p in zip(words, word_tokens, start_times, end_times, probabilities)]
+    rows = zip(words, word_tokens, start_times, end_times, probabilities)
+    return [WordTiming(w, t, s, e, p) for w, t, s, e, p in rows]
 
 
 def _words(alignment: list[WordTiming], duration: float) -> list[TimedWord]:

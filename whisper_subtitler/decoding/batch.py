@@ -5,10 +5,12 @@
   features and of the tokens are dropped, so later steps compute only the rows still running.
 
 ``whisper.decode`` runs every row until all rows finish or 224 tokens are sampled, so one looping chunk stalls its
-whole batch (PERFORMANCE.md). Everything else (tokenizer, prompt, logit filters, token suppression, no-speech
-probability, the final text and statistics) is ``DecodingTask``'s own code. Decoding is text-only
-(``without_timestamps=True``): word timestamps come from the cross-attention alignment afterwards, and text-only
-decoding was 12-17 % faster with no loss of accuracy (PERFORMANCE.md).
+whole batch (PERFORMANCE.md). Each step also keeps the probability of the sampled token among the text tokens, which
+``alignment`` needs for the word probabilities, so that its pass need not compute the logits again. Everything
+else (tokenizer, prompt, logit filters, token suppression, no-speech probability, the final text and statistics)
+is ``DecodingTask``'s own code. Decoding is text-only (``without_timestamps=True``): word timestamps come from the
+cross-attention alignment afterwards, and text-only decoding was 12-17 % faster with no loss of accuracy
+(PERFORMANCE.md).
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ class BudgetedDecodingTask(DecodingTask):
     """``whisper.decoding.DecodingTask`` with per-row token budgets and finished rows dropped from the batch.
 
     ``budgets``: the most tokens to sample per audio row (length ``n_audio``). After ``run``, ``truncated``
-    holds the audio rows that stopped at their budget without an end token. Greedy or sampling decoding only
-    (``beam_size`` and ``best_of`` are refused with ``ValueError``).
+    holds the audio rows that stopped at their budget without an end token, and ``token_probs`` a
+    ``(n_audio, sample_len)`` tensor: the probability of each sampled token (see ``quality.Decoded``). Greedy or
+    sampling decoding only (``beam_size`` and ``best_of`` are refused with ``ValueError``).
     """
 
     def __init__(self, model, options: DecodingOptions, budgets: Sequence[int]) -> None:
@@ -39,6 +42,7 @@ class BudgetedDecodingTask(DecodingTask):
         super().__init__(model, options)
         self.budgets = list(budgets)
         self.truncated: set[int] = set()
+        self.token_probs = torch.zeros(0)
 
     def _main_loop(self, audio_features: torch.Tensor, tokens: torch.Tensor):
         n_batch = tokens.shape[0]
@@ -50,6 +54,7 @@ class BudgetedDecodingTask(DecodingTask):
         no_speech_probs = [np.nan] * n_batch
         done_tokens: list[list[int] | None] = [None] * n_batch
         done_logprobs = [0.0] * n_batch
+        self.token_probs = torch.zeros(n_batch, self.sample_len, device=device)
         try:
             for step in range(self.sample_len):
                 logits = self.inference.logits(tokens, audio_features)
@@ -57,9 +62,14 @@ class BudgetedDecodingTask(DecodingTask):
                     probs_at_sot = logits[:, self.sot_index].float().softmax(dim=-1)
                     no_speech_probs = probs_at_sot[:, self.tokenizer.no_speech].tolist()
                 logits = logits[:, -1]
+                text_norm = torch.logsumexp(logits[:, :eot].float(), dim=-1)  # before the filters change the logits
                 for logit_filter in self.logit_filters:
                     logit_filter.apply(logits, tokens)
                 tokens, _ = self.decoder.update(tokens, logits, sum_logprobs)
+                # The sampled token passed the filters, so its logit is unchanged; the end token has no text
+                # probability.
+                sampled = tokens[:, -1:].clamp(max=eot - 1)
+                self.token_probs[rows, step] = (logits.gather(1, sampled).squeeze(1).float() - text_norm).exp()
 
                 ended = tokens[:, -1] == eot
                 out_of_budget = ~ended & (step + 1 >= budgets)
@@ -124,6 +134,7 @@ def decode_features(
     )
     decoding = BudgetedDecodingTask(model, options, budgets)
     results = decoding.run(features)
+    probs = decoding.token_probs.cpu()
     return [
         Decoded(
             tokens=tuple(int(t) for t in r.tokens),
@@ -133,6 +144,7 @@ def decode_features(
             no_speech_prob=float(r.no_speech_prob),
             temperature=temperature,
             truncated=i in decoding.truncated,
+            token_probs=tuple(probs[i, : len(r.tokens)].tolist()),
         )
         for i, r in enumerate(results)
     ]

@@ -155,7 +155,8 @@ class ChunkTranscriber:
                 log.debug("%d of %d chunks decoded again above temperature %.1f", len(pending), len(group), temperature)
             best = [best_attempt(a, self.thresholds) for a in attempts]
             kept = [() if is_silence(d, self.thresholds) or not d.text.strip() else d.tokens for d in best]
-            timed = align_batch(self.model, self.tokenizer(), kept, features, [len(x) for x in samples])
+            timed = align_batch(self.model, self.tokenizer(), kept, [d.token_probs for d in best], features,
+                                [len(x) for x in samples])
             return [self._segments(c, d, t) if k else () for c, d, t, k in zip(group, best, timed, kept)]
 
     def _segments(self, chunk: Chunk, decoded: Decoded, timed: list[TimedWord]) -> tuple[Segment, ...]:

@@ -30,7 +30,9 @@ class Thresholds:
 @dataclass(frozen=True, slots=True)
 class Decoded:
     """One decoding of one chunk: text ``tokens`` (no special tokens), ``text``, Whisper's statistics,
-    the sampling ``temperature`` and ``truncated`` when the row stopped at its token budget without an end token."""
+    the sampling ``temperature``, ``truncated`` when the row stopped at its token budget without an end token, and
+    ``token_probs``, the probability of each token among the text tokens (softmax of the raw logits over the
+    vocabulary before the end token, as ``whisper.timing.find_alignment`` computes it), one per token."""
 
     tokens: tuple[int, ...]
     text: str
@@ -39,6 +41,7 @@ class Decoded:
     no_speech_prob: float
     temperature: float
     truncated: bool = False
+    token_probs: tuple[float, ...] = ()
 
 
 def is_silence(d: Decoded, t: Thresholds = Thresholds()) -> bool:
