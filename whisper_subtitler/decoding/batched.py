@@ -91,19 +91,23 @@ class ChunkTranscriber:
 
     def ensure_language(self, first: Chunk, source: SampleSource) -> str:
         """The language to decode in: the one given, ``en`` for English-only models, else detected once on the
-        ``first`` chunk (``whisper.decoding.detect_language`` on its audio features)."""
+        ``first`` chunk (``whisper.decoding.detect_language`` on its audio features). ``transcribe`` does this by
+        itself on the first batch's features, without an encoder pass of its own."""
         if self.language is None:
+            import torch
+
             if not self.model.is_multilingual:
                 self.language = "en"
             else:
-                import torch
-
                 with torch.no_grad():
-                    features = self._encode([chunk_samples(first, source)])
-                    _, probs = self.model.detect_language(features)
-                self.language = max(probs[0], key=probs[0].get)
-                log.info("detected language %s (p=%.2f)", self.language, probs[0][self.language])
+                    self._detect_language(self._encode([chunk_samples(first, source)]))
         return self.language
+
+    def _detect_language(self, features) -> None:
+        """Set the language from encoder output ``features`` ``(1, n_audio_ctx, n_audio_state)``."""
+        _, probs = self.model.detect_language(features)
+        self.language = max(probs[0], key=probs[0].get)
+        log.info("detected language %s (p=%.2f)", self.language, probs[0][self.language])
 
     def tokenizer(self):
         """openai-whisper's tokenizer for the model, language and task."""
@@ -119,10 +123,11 @@ class ChunkTranscriber:
     def transcribe(self, chunks: Sequence[Chunk], source: SampleSource) -> list[Segment]:
         """Segments of all ``chunks`` in time order (one segment per speech region of a chunk that holds words).
 
-        Chunks are decoded longest first in batches; ``ensure_language`` must have run, else ``RuntimeError``.
+        Chunks are decoded in batches, those with the most speech first. Without a language, it is detected on the
+        first chunk of the first batch (the one with the most speech; ``whisper.decoding.detect_language``).
         """
-        if self.language is None:
-            raise RuntimeError("ensure_language() must run before transcribe()")
+        if self.language is None and not self.model.is_multilingual:
+            self.language = "en"
         ordered = decoding_order(chunks)
         results = self.runner.run(ordered, lambda group: self._decode_group(group, source))
         by_index = {c.index: segments for c, segments in zip(ordered, results)}
@@ -137,6 +142,8 @@ class ChunkTranscriber:
         with torch.no_grad():
             samples = [chunk_samples(c, source) for c in group]
             features = self._encode(samples)
+            if self.language is None:
+                self._detect_language(features[:1])
             budgets = [token_budget(c.speech) for c in group]
             attempts: list[list[Decoded]] = [[] for _ in group]
             pending = list(range(len(group)))
@@ -204,8 +211,8 @@ def transcribe_batched(
         return empty
     started = time.perf_counter()
     transcriber = ChunkTranscriber(model, options, batch_size=batch_size, thresholds=thresholds)
-    language = transcriber.ensure_language(chunks[0], source)
     segments = transcriber.transcribe(chunks, source)
+    language = transcriber.language
     log.debug("%s: %d chunks, %d segments in %.1f s (batch %d)", audio.source, len(chunks), len(segments),
               time.perf_counter() - started, transcriber.batch_size)
     return Transcript(segments=tuple(segments), language=language, duration=audio.duration, model=model_name,

@@ -1,0 +1,118 @@
+"""Measure the memory that one batch of 30 s windows takes on this machine, per Whisper model and batch size, and
+compare it with the memory model behind the batch-size advice (``whisper_subtitler/platform/batch.py``).
+
+    python scripts/measure_memory.py [--models tiny.en,base,small] [--batches 1,2,4,8] [--device cpu|cuda]
+
+Each measurement runs in its own process: build the model (the embedded weights where they ship, else random
+weights of the official dims: memory does not depend on the values), then encode ``B`` windows of real speech
+(pyannote's sample, repeated) and decode them greedily with our batched decoder (``decoding.batch``) for up to 100
+tokens. On the CPU the figure is the growth of peak RSS over the RSS after loading (``ru_maxrss``: tensors,
+allocator caches and oneDNN scratch included); on CUDA it is ``torch.cuda.max_memory_allocated`` over the
+allocation after loading. The per-row cost is the slope of a least-squares line through the batch sizes.
+Prints one JSON object on stdout: the measurements, the fitted rows and the model's estimates, in MiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+MIB = 1024**2
+
+
+def _rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def _current_rss_mib() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / MIB
+
+
+def measure_one(model_name: str, batch: int, device: str) -> dict:
+    """One measurement in this process (see the module docstring); returns MiB figures."""
+    import torch
+    import whisper
+
+    from tests import media
+    from whisper_subtitler.decoding.batch import decode_features
+    from whisper_subtitler.decoding.features import log_mel_windows
+    from whisper_subtitler.models import embedded, load_whisper, resolve_model
+    from whisper_subtitler.platform.batch import WHISPER_DIMS
+
+    torch.set_num_threads(2)
+    if model_name in embedded.PROVIDERS:
+        model = load_whisper(resolve_model(model_name), device="cpu")
+        weights = "embedded"
+    else:
+        d = WHISPER_DIMS[model_name]
+        model = whisper.model.Whisper(whisper.model.ModelDimensions(**{f: getattr(d, f) for f in d.__slots__}))
+        weights = "random"
+    fp16 = device != "cpu"
+    if fp16:
+        model = model.half().to(device)
+    model.eval()
+    audio = whisper.load_audio(str(media.SAMPLE_WAV))
+    window = audio[int(6.5 * 16000): int(36.5 * 16000)]
+    mel = log_mel_windows([window] * batch, model.dims.n_mels, device=device)
+    if fp16:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+    else:
+        base = _current_rss_mib()
+    with torch.no_grad():
+        features = model.encoder(mel.half() if fp16 else mel)
+        decode_features(model, features, [100] * batch, language="en", fp16=fp16)
+    if fp16:
+        torch.cuda.synchronize()
+        growth = (torch.cuda.max_memory_allocated() - base) / MIB
+    else:
+        growth = _rss_mib() - base
+    return {"model": model_name, "batch": batch, "device": device, "weights": weights,
+            "dtype": "float16" if fp16 else "float32", "growth_mib": round(growth, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="tiny.en,base,small")
+    parser.add_argument("--batches", default="1,2,4,8")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--one", nargs=2, metavar=("MODEL", "BATCH"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(measure_one(args.one[0], int(args.one[1]), args.device)))
+        return
+
+    from whisper_subtitler.platform.batch import WHISPER_DIMS, estimate_memory
+
+    results, fits = [], {}
+    for name in args.models.split(","):
+        rows = []
+        for batch in (int(b) for b in args.batches.split(",")):
+            out = subprocess.run([sys.executable, __file__, "--device", args.device, "--one", name, str(batch)],
+                                 capture_output=True, text=True, check=True)
+            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            print(f"{name} batch {batch}: +{rows[-1]['growth_mib']} MiB", file=sys.stderr)
+        results += rows
+        xs, ys = [r["batch"] for r in rows], [r["growth_mib"] for r in rows]
+        n = len(xs)
+        mx, my = sum(xs) / n, sum(ys) / n
+        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / max(sum((x - mx) ** 2 for x in xs), 1e-9)
+        dtype = rows[0]["dtype"]
+        est = estimate_memory(WHISPER_DIMS[name], dtype, materialized_attention=args.device == "cpu")
+        fits[name] = {"measured_row_mib": round(slope, 1), "estimated_row_mib": round(est.row / MIB, 1),
+                      "measured_fixed_mib": round(my - slope * mx, 1), "dtype": dtype}
+    print(json.dumps({"device": args.device, "measurements": results, "per_row": fits}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
