@@ -1,7 +1,8 @@
 # whisper-subtitler: set-up and everyday commands. Everything installs into $(VENV).
 #   make demo    install, then subtitle the example video (speech made with espeak-ng, video with ffmpeg)
 #   make test    install with the test extras, then run the whole test suite (slow tests included)
-#   make bench   speed and memory against openai-whisper and faster-whisper (docs/benchmarks.md)
+#   make bench   speed and memory against openai-whisper and faster-whisper (docs/benchmarks.md), memory per
+#                batch row (docs/memory-cpu.json)
 # TORCH picks the PyTorch build when the venv has none yet; see README "Install" for CUDA, ROCm and Apple silicon.
 
 VENV    ?= .venv
@@ -49,6 +50,7 @@ test-fast: install-test
 bench: install-test
 	$(PY) bench/run.py --out docs/benchmarks.md
 	$(PY) scripts/bench_diarization.py > docs/diarization-benchmark.json
+	$(PY) scripts/measure_memory.py > docs/memory-cpu.json
 
 clean:
 	rm -rf $(VENV) examples/media examples/output .pytest_cache
