@@ -48,7 +48,7 @@ test-fast: install-test
 	$(PY) -m pytest -m "not slow"
 
 bench: install-test
-	$(PY) bench/run.py --out docs/benchmarks.md
+	$(PY) bench/run.py --out docs/benchmarks.md --batch-sizes 1,4,8,16
 	$(PY) scripts/bench_diarization.py > docs/diarization-benchmark.json
 	$(PY) scripts/measure_memory.py > docs/memory-cpu.json
 

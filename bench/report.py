@@ -137,6 +137,23 @@ def render_markdown(data: dict) -> str:
             lines.append(f"| {r['model']} | {METHOD_NAMES.get(r['method'], r['method'])} | {r['wall_s']:.1f} "
                          f"| {r['speed']:.1f} | {r['wer']:.3f} | {r['peak_rss_mb']:.0f} |")
         lines.append("")
+    sweep = [r for r in data["runs"] if r.get("group") == "batch"]
+    if sweep:
+        lines += [
+            "## Real-time factor by batch size (ours, 10-minute clip)",
+            "",
+            "| model | batch | wall s | RTF | x real time | WER | peak RSS MiB | peak VRAM MiB | speed vs openai |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in sweep:
+            if "error" in r:
+                lines.append(f"| {r['model']} | {r.get('batch_size', '')} | failed | | | | | | |")
+                continue
+            vram = f"{r['peak_vram_mb']:.0f}" if "peak_vram_mb" in r else ""
+            ratio = f"{r['speed_vs_openai']:.2f}x" if "speed_vs_openai" in r else ""
+            lines.append(f"| {r['model']} | {r['batch_size']} | {r['wall_s']:.1f} | {r['rtf']:.4f} | {r['speed']:.1f} "
+                         f"| {r['wer']:.3f} | {r['peak_rss_mb']:.0f} | {vram} | {ratio} |")
+        lines.append("")
     targets = _targets(data)
     if targets:
         lines += ["## Targets of issue 6", ""] + targets + [""]

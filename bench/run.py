@@ -4,6 +4,7 @@ faster-whisper's batched pipeline, in one run, on the same audio and the same we
 
     python bench/run.py --out docs/benchmarks.md            # writes docs/benchmarks.md and docs/benchmarks.json
     python bench/run.py --quick --out /tmp/bench.md          # pyannote's sample with tiny.en only (a smoke test)
+    python bench/run.py --device cuda --batch-sizes 1,4,8,16,32 --out docs/benchmarks-gpu.md   # RTF by batch size
 
 Weights: the embedded tiny.en and base CTranslate2 folders (``whisper_subtitler.models.embedded``), converted
 exactly into openai-whisper checkpoints for openai-whisper and for us, used as they are by faster-whisper.
@@ -95,10 +96,14 @@ def wer(reference: str, hypothesis: str) -> float:
     return float(jiwer.wer(normalize(reference), normalize(hypothesis)))
 
 
-def measure(method: str, model: str, clip: Clip, *, ct2: Path, threads: int, device: str, timeout: float) -> dict:
-    """Run ``bench/worker.py`` once; its JSON plus WER, RTF, speed and the load average around it."""
+def measure(method: str, model: str, clip: Clip, *, ct2: Path, threads: int, device: str, timeout: float,
+            batch_size: int | None = None) -> dict:
+    """Run ``bench/worker.py`` once (``batch_size``: the worker's default, the advised one, when ``None``); its JSON
+    plus WER, RTF, speed and the load average around it."""
     cmd = [sys.executable, str(ROOT / "bench" / "worker.py"), method, "--model", model, "--audio", str(clip.path),
            "--threads", str(threads), "--device", device, "--ct2", str(ct2)]
+    if batch_size is not None:
+        cmd += ["--batch-size", str(batch_size)]
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONWARNINGS": "ignore"}
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
@@ -180,6 +185,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="pyannote's sample with tiny.en only")
     parser.add_argument("--no-memory", action="store_true", help="skip the 3-hour peak-memory runs")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per measurement")
+    parser.add_argument("--batch-sizes", default="", help="also time ours at these batch sizes on the 10-minute "
+                        "clip (an RTF-by-batch-size table), e.g. 1,4,8,16")
     args = parser.parse_args()
     args.work_dir.mkdir(parents=True, exist_ok=True)
     models = ["tiny.en"] if args.quick else args.models.split(",")
@@ -188,16 +195,21 @@ def main() -> None:
 
     clips = [sample_clip()] + ([] if args.quick else generated_clips(args.work_dir, sparse=memory))
     by_key = {c.key: c for c in clips}
-    plan = [("main", m, model, c) for c in clips if not c.key.startswith("sparse") for model in models for m in methods]
+    plan = [("main", m, model, c, None) for c in clips if not c.key.startswith("sparse") for model in models
+            for m in methods]
     if memory:
-        plan += [("memory", m, "tiny.en", by_key[f"sparse_{SPARSE_HOURS}h"]) for m in MEMORY_METHODS]
+        plan += [("memory", m, "tiny.en", by_key[f"sparse_{SPARSE_HOURS}h"], None) for m in MEMORY_METHODS]
+    if args.batch_sizes and "clip" in by_key:
+        plan += [("batch", "ours", model, by_key["clip"], int(b)) for model in models
+                 for b in args.batch_sizes.split(",")]
 
     started = datetime.now(timezone.utc)
     runs = []
-    for i, (group, method, model, clip) in enumerate(plan, 1):
-        print(f"[{i}/{len(plan)}] {clip.key} {model} {method}", file=sys.stderr, flush=True)
+    for i, (group, method, model, clip, batch_size) in enumerate(plan, 1):
+        at = f" batch {batch_size}" if batch_size else ""
+        print(f"[{i}/{len(plan)}] {clip.key} {model} {method}{at}", file=sys.stderr, flush=True)
         r = measure(method, model, clip, ct2=ct2_folder(model, args.work_dir), threads=args.threads,
-                    device=args.device, timeout=args.timeout)
+                    device=args.device, timeout=args.timeout, batch_size=batch_size)
         r["group"] = group
         runs.append(r)
         if "error" not in r:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -136,7 +137,11 @@ def _umask() -> int:
 
 
 def test_sigint_leaves_finished_files_and_nothing_partial(tmp_path):
-    clips = [_clip(tmp_path / f"part{i}.wav", seconds=20) for i in range(4)]
+    # 90 s of real speech per file (the sample looped), so that a file takes seconds and the signal lands inside
+    # the second one, however fast decoding gets
+    first = tmp_path / "part0.wav"
+    media.ffmpeg("-stream_loop", "3", "-i", str(media.SAMPLE_WAV), "-t", "90", str(first))
+    clips = [first] + [Path(shutil.copy(first, tmp_path / f"part{i}.wav")) for i in range(1, 4)]
     out = tmp_path / "out"
     proc = subprocess.Popen(
         [sys.executable, "-m", "whisper_subtitler", "transcribe", *map(str, clips), "--model", "tiny.en",
@@ -146,7 +151,7 @@ def test_sigint_leaves_finished_files_and_nothing_partial(tmp_path):
     deadline = time.monotonic() + 600
     while not (out / "part0.vtt").exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(0.5)  # now inside the second file
+    time.sleep(0.2)  # now inside the second file
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr

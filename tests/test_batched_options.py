@@ -3,13 +3,14 @@ and ``--batch-size`` reach the pipeline."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner
 
-from whisper_subtitler.decoding.tuning import batch_candidates, choose_batch_size
+from whisper_subtitler.decoding.tuning import DecodingSettings, batch_candidates, choose_settings
 from whisper_subtitler.transcribe import TranscribeOptions
 
 
@@ -23,9 +24,9 @@ def test_candidates_on_the_cpu_and_around_the_gpu_advice():
 
 def test_requested_batch_size_wins_and_level_1_takes_the_advice():
     selection = SimpleNamespace(batch_size=8, optimization_level=2, backend="cpu")
-    assert choose_batch_size(None, None, [], TranscribeOptions(), selection, requested=3) == 3
+    assert choose_settings(None, None, [], TranscribeOptions(), selection, requested=3) == DecodingSettings(3)
     level1 = SimpleNamespace(batch_size=12, optimization_level=1, backend="cuda")
-    assert choose_batch_size(None, None, [], TranscribeOptions(), level1) == 12
+    assert choose_settings(None, None, [], TranscribeOptions(), level1) == DecodingSettings(12)
 
 
 class _Capture:
@@ -94,20 +95,24 @@ def test_level_2_measures_batch_sizes_once_and_caches_the_winner(tmp_path, monke
                                    cwd=tmp_path)
     selection = replace(selection, batch_size=2)  # a baseline among few chunks, so that larger sizes differ
 
-    measured: list[int] = []
+    measured: list[tuple[int, bool | None]] = []
     from whisper_subtitler.decoding import batched
 
     real = batched.ChunkTranscriber.transcribe
 
     def counting(self, chunks, source):
-        measured.append(self.batch_size)
+        measured.append((self.batch_size, self.decoder_kernels))
         return real(self, chunks, source)
 
     monkeypatch.setattr(batched.ChunkTranscriber, "transcribe", counting)
-    first = choose_batch_size(model, audio, speech, TranscribeOptions(), selection, model_name="tiny.en")
-    assert first in batch_candidates("cpu", 2)
-    assert sorted(set(measured)) == [2, 4, 8, 16]  # every candidate measured
-    assert (tmp_path / "cache" / "whisper-subtitler" / "tuning.json").is_file()
+    first = choose_settings(model, audio, speech, TranscribeOptions(), selection, model_name="tiny.en")
+    assert first.batch_size in batch_candidates("cpu", 2)
+    assert sorted({b for b, _ in measured}) == [2, 4, 8, 16]  # every candidate measured
+    # then the decoder kernels, on (the CPU's default) and off, at the winning batch size
+    assert measured[-2:] == [(first.batch_size, True), (first.batch_size, False)]
+    assert isinstance(first.decoder_kernels, bool)
+    cache = json.loads((tmp_path / "cache" / "whisper-subtitler" / "tuning.json").read_text())
+    assert len(cache["entries"]) == 2  # a winner per setting
     measured.clear()
-    again = choose_batch_size(model, audio, speech, TranscribeOptions(), selection, model_name="tiny.en")
+    again = choose_settings(model, audio, speech, TranscribeOptions(), selection, model_name="tiny.en")
     assert again == first and measured == []  # read from the cache, nothing measured

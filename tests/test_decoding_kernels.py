@@ -82,3 +82,20 @@ def test_word_alignment_is_unchanged(models, mel):
     assert [t.start for t in timings[1]] == pytest.approx([t.start for t in timings[0]], abs=0.021)
     assert [t.end for t in timings[1]] == pytest.approx([t.end for t in timings[0]], abs=0.021)
     assert [t.probability for t in timings[1]] == pytest.approx([t.probability for t in timings[0]], abs=1e-4)
+
+
+def test_kernels_turn_on_and_off_in_place():
+    """Level 2 measures the kernels both ways on one model, so switching must restore openai-whisper's code."""
+    from whisper.model import MultiHeadAttention, TextDecoder
+
+    from whisper_subtitler.decoding.kernels import set_decoder_kernels, uses_cross_attention, uses_projection
+
+    model = load_tiny()
+    for _ in range(2):  # idempotent both ways
+        set_decoder_kernels(model, True)
+        assert uses_projection(model) and uses_cross_attention(model)
+    for _ in range(2):
+        set_decoder_kernels(model, False)
+        assert not uses_projection(model) and not uses_cross_attention(model)
+    assert model.decoder.forward.__func__ is TextDecoder.forward
+    assert all(b.cross_attn.forward.__func__ is MultiHeadAttention.forward for b in model.decoder.blocks)

@@ -228,11 +228,12 @@ class Pipeline:
 
     def _transcribe_batched(self, model, audio, speech, options: TranscribeOptions):
         from whisper_subtitler.decoding.batched import transcribe_batched
-        from whisper_subtitler.decoding.tuning import choose_batch_size
+        from whisper_subtitler.decoding.tuning import choose_settings
 
-        batch_size = choose_batch_size(model, audio, speech, options, self.selection,
-                                       model_name=self._model_name, requested=self.options.batch_size)
-        return transcribe_batched(model, audio, speech, options, batch_size=batch_size, model_name=self._model_name)
+        settings = choose_settings(model, audio, speech, options, self.selection,
+                                   model_name=self._model_name, requested=self.options.batch_size)
+        return transcribe_batched(model, audio, speech, options, batch_size=settings.batch_size,
+                                  model_name=self._model_name, decoder_kernels=settings.decoder_kernels)
 
     def _diarize(self, audio, transcript):
         from whisper_subtitler.diarize import load_diarizer

@@ -45,7 +45,13 @@ class ChunkTranscriber:
     """
 
     def __init__(
-        self, model, options: TranscribeOptions, *, batch_size: int, thresholds: Thresholds = Thresholds()
+        self,
+        model,
+        options: TranscribeOptions,
+        *,
+        batch_size: int,
+        thresholds: Thresholds = Thresholds(),
+        decoder_kernels: bool | None = None,
     ) -> None:
         self.model = model
         self.options = options
@@ -54,19 +60,16 @@ class ChunkTranscriber:
         self.fp16 = bool(options.fp16) and model.device.type != "cpu"
         self.runner = BatchRunner(batch_size, to_cpu=self._to_cpu, release=self._release)
         self._tokenizer = None
-        self._cpu_kernels()
+        self.decoder_kernels = decoder_kernels
+        self._set_kernels()
 
-    def _cpu_kernels(self) -> None:
-        """On the CPU, the decoder's output projection and cross-attention in the forms measured fastest there
-        (``kernels``)."""
-        from whisper_subtitler.decoding import kernels
+    def _set_kernels(self) -> None:
+        """The decoder kernels (``kernels``): as asked, else on for the CPU, where they were measured faster
+        (about a third less decoding time), and off elsewhere."""
+        from whisper_subtitler.decoding.kernels import set_decoder_kernels
 
-        if self.model.device.type != "cpu":
-            return
-        if not kernels.uses_projection(self.model):
-            kernels.install_projection(self.model, kernels.small_batch_projection(self.model.decoder))
-        if not kernels.uses_cross_attention(self.model):
-            kernels.install_cross_attention(self.model)
+        on = self.decoder_kernels if self.decoder_kernels is not None else self.model.device.type == "cpu"
+        set_decoder_kernels(self.model, on)
 
     @property
     def batch_size(self) -> int:
@@ -76,7 +79,8 @@ class ChunkTranscriber:
     def _to_cpu(self) -> int:
         self.model.float().to("cpu")  # nn.Module.to works in place: every holder of the model sees the move
         self.fp16 = False
-        self._cpu_kernels()
+        self.decoder_kernels = None  # the CPU's default
+        self._set_kernels()
         return CPU_BATCH
 
     def _release(self) -> None:
@@ -196,8 +200,10 @@ def transcribe_batched(
     batch_size: int = CPU_BATCH,
     model_name: str = "",
     thresholds: Thresholds = Thresholds(),
+    decoder_kernels: bool | None = None,
 ) -> Transcript:
-    """Transcribe the VAD ``speech`` regions (seconds) of ``audio`` in batches of ``batch_size`` chunks.
+    """Transcribe the VAD ``speech`` regions (seconds) of ``audio`` in batches of ``batch_size`` chunks
+    (``decoder_kernels``: see ``ChunkTranscriber``).
 
     Returns a ``Transcript`` whose words carry word timestamps in seconds from the start of the audio; audio
     without speech gives a transcript without segments (no model call). Raises ``ValueError`` for regions out of
@@ -210,7 +216,8 @@ def transcribe_batched(
     if not chunks:
         return empty
     started = time.perf_counter()
-    transcriber = ChunkTranscriber(model, options, batch_size=batch_size, thresholds=thresholds)
+    transcriber = ChunkTranscriber(model, options, batch_size=batch_size, thresholds=thresholds,
+                                   decoder_kernels=decoder_kernels)
     segments = transcriber.transcribe(chunks, source)
     language = transcriber.language
     log.debug("%s: %d chunks, %d segments in %.1f s (batch %d)", audio.source, len(chunks), len(segments),

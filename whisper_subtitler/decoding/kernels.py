@@ -14,6 +14,9 @@ rounding only (about 1e-6; no greedy token changed in our tests).
 ``install_projection`` replaces ``TextDecoder.forward`` of one model by the same code (openai-whisper 20250625)
 whose last line calls a projection function, so that this kernel and ``quantize``'s int8 projection share it.
 
+``set_decoder_kernels`` turns both kernels on or off for one model: on by default on the CPU, where they were
+measured (``ChunkTranscriber``); optimization level 2 measures both ways on the device (``tuning``).
+
 Cross-attention. openai-whisper caches the cross-attention keys and values as ``(rows, n_audio_ctx, d)`` and
 reshapes them into heads, ``(rows, heads, n_audio_ctx, d / heads)``, a strided view, at every step; the CPU
 attention kernel then reads strided memory (8 rows, tiny: 2.6 ms per layer and step, 1.2 ms from contiguous
@@ -90,6 +93,24 @@ def uses_cross_attention(model) -> bool:
     """True when ``install_cross_attention`` has run on ``model``."""
     return any(isinstance(getattr(b.cross_attn, "forward", None), types.MethodType)
                and b.cross_attn.forward.__func__ is _cross_attention_forward for b in model.decoder.blocks)
+
+
+def set_decoder_kernels(model, on: bool) -> None:
+    """Install both kernels on ``model`` (``on``), or restore openai-whisper's own code; in place, idempotent.
+    An int8 projection (``quantize``) is left as it is."""
+    decoder = model.decoder
+    if on:
+        if not uses_projection(model):
+            install_projection(model, small_batch_projection(decoder))
+        if not uses_cross_attention(model):
+            install_cross_attention(model)
+        return
+    if uses_projection(model) and getattr(decoder, "projection_int8", None) is None:
+        del decoder.forward  # the instance attribute: TextDecoder.forward again
+        decoder.logits_projection = None
+    for block in decoder.blocks:
+        if block.cross_attn is not None and "forward" in vars(block.cross_attn):
+            del block.cross_attn.forward
 
 
 def _heads(self, t: torch.Tensor) -> torch.Tensor:

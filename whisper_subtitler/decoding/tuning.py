@@ -1,15 +1,19 @@
-"""The batch size the batched stage uses: ``--batch-size``, else the platform's advice, else (optimization level 2)
-the fastest candidate measured on the loaded model and the real audio, cached by ``platform.tune``.
+"""The settings the batched stage uses: the batch size (``--batch-size``, else the platform's advice, else at
+optimization level 2 the fastest candidate measured on the loaded model and the real audio) and, at level 2, whether
+the decoder kernels (``kernels``: output projection and cross-attention layout) are faster on this device than
+openai-whisper's own code. Winners are cached by ``platform.tune``, so the next run measures nothing.
 
-Only the batch size is tuned: every candidate decodes the same chunks with the same options, so the words do not
-depend on the winner (rows of a batch are decoded independently; ``batch.BudgetedDecodingTask``).
+Every candidate decodes the same chunks with the same options, so the words do not depend on the winner (rows of a
+batch are decoded independently, ``batch.BudgetedDecodingTask``; the kernels do the same arithmetic,
+``tests/test_decoding_kernels.py``). ``torch.compile`` of the decoder is not a candidate: on the CPU it gave no
+speed-up for about 60 s of compilation (PERFORMANCE.md), and no GPU was available to measure it.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from whisper_subtitler.transcribe import TranscribeOptions
 from whisper_subtitler.types import Audio
@@ -28,7 +32,16 @@ def batch_candidates(backend: str, advice: int, cap: int = 32) -> tuple[int, ...
     return tuple(sorted({max(1, advice // 2), advice, min(cap, advice * 2)}))
 
 
-def choose_batch_size(
+@dataclass(frozen=True, slots=True)
+class DecodingSettings:
+    """``batch_size`` rows per batch; ``decoder_kernels``: on, off, or ``None`` for the device's default
+    (``batched.ChunkTranscriber``)."""
+
+    batch_size: int
+    decoder_kernels: bool | None = None
+
+
+def choose_settings(
     model,
     audio: Audio,
     speech: Sequence[tuple[float, float]],
@@ -38,16 +51,15 @@ def choose_batch_size(
     model_name: str = "",
     requested: int | None = None,
 ) -> int:
-    """The batch size for this run (see the module docstring). ``selection`` is a ``platform.Selection``.
+    """The decoding settings for this run (see the module docstring). ``selection`` is a ``platform.Selection``.
 
-    Level 2 measures at most ``max(candidates)`` chunks of ``audio`` per candidate (longest first); candidates
-    that run out of memory are dropped; the winner is cached per device, driver, torch, dtype and model.
+    Level 2 measures at most ``max(candidates)`` chunks of ``audio`` per batch-size candidate (most speech first;
+    a ``requested`` batch size is kept as it is), then one batch with the decoder kernels on and off; candidates
+    that run out of memory are dropped; the winners are cached per device, driver, torch, dtype and model.
     """
-    if requested is not None:
-        return requested
-    advice = selection.batch_size
-    if selection.optimization_level < 2:
-        return advice
+    advice = requested if requested is not None else selection.batch_size
+    if selection.optimization_level < 2 or not speech:
+        return DecodingSettings(advice)
 
     from whisper_subtitler.decoding.batched import ChunkTranscriber
     from whisper_subtitler.decoding.chunking import decoding_order, plan_chunks
@@ -55,21 +67,22 @@ def choose_batch_size(
     from whisper_subtitler.platform import tune, tuning_key
     from whisper_subtitler.platform.batch import GPU_BATCH_CAP
 
-    candidates = batch_candidates(selection.backend, advice, GPU_BATCH_CAP)
+    candidates = (advice,) if requested is not None else batch_candidates(selection.backend, advice, GPU_BATCH_CAP)
     source = array_source(audio.samples, audio.sample_rate)
     chunks = plan_chunks(speech, quietest=quietest_point(source))
     sample = decoding_order(chunks)[: max(candidates)]
     if len(sample) < MIN_SAMPLE_CHUNKS:
-        log.info("level 2: %d chunks are too few to measure batch sizes; using %d", len(sample), advice)
-        return advice
+        log.info("level 2: %d chunks are too few to measure; batch size %d", len(sample), advice)
+        return DecodingSettings(advice)
     probe = ChunkTranscriber(model, options, batch_size=1)
     language = probe.ensure_language(chunks[0], source)
     fixed = replace(options, language=language)
     gpu = selection.backend != "cpu"
+    name = model_name or str(selection.model)
 
-    def measure(batch_size: int) -> None:
-        transcriber = ChunkTranscriber(model, fixed, batch_size=batch_size)
-        transcriber.transcribe(sample, source)
+    def run(chunks: list, batch_size: int, decoder_kernels: bool | None = None) -> None:
+        transcriber = ChunkTranscriber(model, fixed, batch_size=batch_size, decoder_kernels=decoder_kernels)
+        transcriber.transcribe(chunks, source)
         if transcriber.batch_size != batch_size or transcriber.runner.on_cpu:
             raise RuntimeError(f"out of memory at batch {batch_size}")  # the runner shrank: not a fair measure
         if gpu:
@@ -77,7 +90,18 @@ def choose_batch_size(
 
             torch.cuda.synchronize()
 
-    key = tuning_key(selection, model=model_name or str(selection.model), setting="batch_size")
-    result = tune(candidates, measure, key, baseline=advice, warmup=1 if gpu else 0, repeats=2 if gpu else 1)
-    log.info("level 2: batch size %d (%s)", result.winner, "cached" if result.cached else result.seconds)
-    return int(result.winner)
+    timing = dict(warmup=1 if gpu else 0, repeats=2 if gpu else 1)
+    batch_size = advice
+    if len(candidates) > 1:
+        result = tune(candidates, lambda b: run(sample, b), tuning_key(selection, model=name, setting="batch_size"),
+                      baseline=advice, **timing)
+        log.info("level 2: batch size %d (%s)", result.winner, "cached" if result.cached else result.seconds)
+        batch_size = int(result.winner)
+
+    default = model.device.type == "cpu"  # ChunkTranscriber's default
+    result = tune([default, not default], lambda on: run(sample[:batch_size], batch_size, on),
+                  tuning_key(selection, model=name, setting=f"decoder_kernels@{batch_size}"), baseline=default,
+                  **timing)
+    log.info("level 2: decoder kernels %s (%s)", "on" if result.winner else "off",
+             "cached" if result.cached else result.seconds)
+    return DecodingSettings(batch_size, bool(result.winner))
