@@ -42,6 +42,12 @@ class _Capture:
 
         return FileResult(source=source, status="done")
 
+    def prefetch(self, source):
+        pass
+
+    def close(self):
+        pass
+
 
 @pytest.mark.parametrize(
     ("args", "batched", "batch_size"),

@@ -294,10 +294,13 @@ def transcribe(
             from whisper_subtitler.diarize import preflight
 
             preflight(diarization)  # a missing extra, token or model fails now, not after transcribing
-        summary = run_batch(
-            pipeline.process, sources, BatchProgress(err, len(sources), enabled=not quiet),
-            report=lambda result: report_result(result, quiet),
-        )
+        try:
+            summary = run_batch(
+                pipeline.process, sources, BatchProgress(err, len(sources), enabled=not quiet),
+                report=lambda result: report_result(result, quiet), prefetch=pipeline.prefetch,
+            )
+        finally:
+            pipeline.close()
     except SubtitlerError as e:
         raise fail(e) from None
     except KeyboardInterrupt:  # before the batch started (loading models): nothing was written

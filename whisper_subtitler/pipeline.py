@@ -25,11 +25,21 @@ from whisper_subtitler.audio import PIECE_SECONDS, stream_audio
 from whisper_subtitler.cues import CueOptions, build_cues
 from whisper_subtitler.errors import SubtitlerError
 from whisper_subtitler.outputs import output_path, write_subtitles
+from whisper_subtitler.prefetch import Prefetcher, Prepared
 from whisper_subtitler.transcribe import TranscribeOptions
 from whisper_subtitler.types import Audio, Transcript
 from whisper_subtitler.writers import FORMATS, WriterOptions
 
 T = TypeVar("T")
+
+
+def _resume(prepared: Prepared) -> Iterator[Audio]:
+    """The prepared first piece, then the rest of the stream; closing this closes the stream."""
+    try:
+        yield prepared.first
+        yield from prepared.rest
+    finally:
+        prepared.close()
 
 
 def _with_last(items: Iterable[T]) -> Iterator[tuple[T, bool]]:
@@ -97,6 +107,36 @@ class Pipeline:
         self._model = None
         self._model_name = ""
         self._diarizer = None
+        self._prefetcher: Prefetcher | None = None
+
+    def prefetch(self, source: Path) -> None:
+        """Start decoding ``source``'s first audio piece and finding its speech in the background, to be taken
+        when ``process(source)`` runs (``whisper_subtitler.prefetch``). Nothing is prefetched with diarization,
+        which needs the whole file's audio."""
+        if self.options.diarization is not None:
+            return
+        if self._prefetcher is None:
+            self._prefetcher = Prefetcher(self._prepare)
+        self._prefetcher.start(source)
+
+    def _prepare(self, source: Path) -> Prepared | None:
+        from whisper_subtitler.vad import speech_regions
+
+        targets = self.outputs_for(source)
+        if not self.options.overwrite and targets and all(t.exists() for t in targets):
+            return None  # will be skipped
+        pieces = stream_audio(source, audio_track=self.options.audio_track, piece_seconds=PIECE_SECONDS)
+        try:
+            first = next(pieces)
+            return Prepared(first, speech_regions(first.samples), pieces)
+        except BaseException:
+            pieces.close()
+            raise
+
+    def close(self) -> None:
+        """Stop a background preparation (``prefetch``) that was not used."""
+        if self._prefetcher is not None:
+            self._prefetcher.close()
 
     def _whisper(self):
         if self._model is None:
@@ -133,9 +173,12 @@ class Pipeline:
             return FileResult(source=source, status="failed", error=e.message if not e.hint else str(e))
 
     def _process(self, source: Path, on_stage: Callable[[str], None]) -> FileResult:
+        prepared = self._prefetcher.take(source) if self._prefetcher is not None else None
         targets = self.outputs_for(source)
         existing = [t for t in targets if t.exists()] if not self.options.overwrite else []
         if targets and len(existing) == len(targets):
+            if prepared is not None:
+                prepared.close()
             return FileResult(source=source, status="skipped", skipped_outputs=tuple(existing))
 
         timings: dict[str, float] = {}
@@ -154,9 +197,13 @@ class Pipeline:
         stage("audio")
         # Without diarization the audio is decoded and transcribed in pieces, so memory does not grow with the
         # duration; diarization clusters speakers over the whole file and needs all of it.
-        piece_seconds = None if self.options.diarization is not None else PIECE_SECONDS
-        pieces = stream_audio(source, audio_track=self.options.audio_track, piece_seconds=piece_seconds)
-        transcript, speech, audio = self._transcribe_pieces(pieces, stage)
+        if prepared is not None:
+            pieces, first_regions = _resume(prepared), prepared.regions
+        else:
+            piece_seconds = None if self.options.diarization is not None else PIECE_SECONDS
+            pieces = stream_audio(source, audio_track=self.options.audio_track, piece_seconds=piece_seconds)
+            first_regions = None
+        transcript, speech, audio = self._transcribe_pieces(pieces, stage, first_regions)
         if self.options.diarization is not None:
             stage("diarize")
             transcript = self._diarize(audio, transcript)
@@ -181,8 +228,10 @@ class Pipeline:
             timings=timings,
         )
 
-    def _transcribe_pieces(self, pieces: Iterator[Audio], stage: Callable[[str], None]):
+    def _transcribe_pieces(self, pieces: Iterator[Audio], stage: Callable[[str], None],
+                           first_regions: tuple[tuple[float, float], ...] | None = None):
         """Transcribe consecutive audio pieces; each is cut at a pause, the rest carried into the next piece.
+        ``first_regions``: the first piece's speech regions when already found (``prefetch``).
 
         Returns ``(transcript, speech regions, last audio piece)`` with times in seconds from the file's start;
         with a single piece (diarization) the last piece is the whole audio.
@@ -199,7 +248,8 @@ class Pipeline:
                 if carry is not None:
                     piece = replace(piece, samples=np.concatenate([carry.samples, piece.samples]), offset=carry.offset)
                 stage("vad")
-                regions = speech_regions(piece.samples)
+                regions = first_regions if first_regions is not None else speech_regions(piece.samples)
+                first_regions = None
                 cut = piece.duration if last else split_at_pause(regions, piece.duration)
                 n = int(round(cut * piece.sample_rate))
                 carry = None if last else replace(piece, samples=piece.samples[n:], offset=piece.offset + n / piece.sample_rate)

@@ -102,8 +102,11 @@ def run_batch(
     sources: Sequence[Path],
     progress: BatchProgress,
     report: Callable[[FileResult], None] = lambda r: None,
+    prefetch: Callable[[Path], None] | None = None,
 ) -> BatchSummary:
     """Run ``process(source, on_stage=...)`` for every source; ``report`` is called with each result as it comes.
+    ``prefetch(next source)``, when given, is called once the current file reaches its ``transcribe`` stage, so
+    that the next file's audio is prepared while the model works (``Pipeline.prefetch``).
 
     ``KeyboardInterrupt`` ends the batch: the summary then holds the finished files and ``interrupted=True``.
     Other exceptions (a missing requirement, a bug) propagate.
@@ -113,9 +116,19 @@ def run_batch(
     interrupted = False
     with progress:
         try:
-            for source in sources:
+            for i, source in enumerate(sources):
                 progress.start_file(source)
-                result = process(source, on_stage=progress.stage)
+                following = sources[i + 1] if prefetch is not None and i + 1 < len(sources) else None
+
+                def on_stage(name: str, following: Path | None = following) -> None:
+                    nonlocal started_next
+                    progress.stage(name)
+                    if name == "transcribe" and following is not None and not started_next:
+                        started_next = True
+                        prefetch(following)
+
+                started_next = False
+                result = process(source, on_stage=on_stage)
                 results.append(result)
                 report(result)
                 progress.end_file()
