@@ -147,6 +147,9 @@ def test_sigint_leaves_finished_files_and_nothing_partial(tmp_path):
         [sys.executable, "-m", "whisper_subtitler", "transcribe", *map(str, clips), "--model", "tiny.en",
          "--output-dir", str(out), "--no-batch"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # A shell's background job (`make test &`) starts with SIGINT ignored, and Python then installs no
+        # KeyboardInterrupt handler: give the child the default disposition, as a terminal would.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 600
     while not (out / "part0.vtt").exists() and proc.poll() is None and time.monotonic() < deadline:
