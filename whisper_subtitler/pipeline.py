@@ -122,10 +122,9 @@ class Pipeline:
     def _prepare(self, source: Path) -> Prepared | None:
         from whisper_subtitler.vad import speech_regions
 
-        targets = self.outputs_for(source)
-        if not self.options.overwrite and targets and all(t.exists() for t in targets):
+        if self._existing_outputs(source):
             return None  # will be skipped
-        pieces = stream_audio(source, audio_track=self.options.audio_track, piece_seconds=PIECE_SECONDS)
+        pieces = self._stream(source)
         try:
             first = next(pieces)
             return Prepared(first, speech_regions(first.samples), pieces)
@@ -157,6 +156,18 @@ class Pipeline:
             for fmt in self.options.formats
         ]
 
+    def _existing_outputs(self, source: Path) -> list[Path]:
+        """All of ``source``'s outputs when every one exists and ``--overwrite`` is off (the file is skipped)."""
+        targets = self.outputs_for(source)
+        existing = [t for t in targets if t.exists()] if not self.options.overwrite else []
+        return existing if targets and len(existing) == len(targets) else []
+
+    def _stream(self, source: Path) -> Iterator[Audio]:
+        """``source``'s audio: in pieces, so memory does not grow with the duration; whole with diarization,
+        which clusters speakers over the whole file."""
+        piece_seconds = None if self.options.diarization is not None else PIECE_SECONDS
+        return stream_audio(source, audio_track=self.options.audio_track, piece_seconds=piece_seconds)
+
     def process(self, source: Path, on_stage: Callable[[str], None] = lambda stage: None) -> FileResult:
         """Turn ``source`` into subtitle files; expected failures become a ``failed`` result, not an exception.
 
@@ -174,9 +185,8 @@ class Pipeline:
 
     def _process(self, source: Path, on_stage: Callable[[str], None]) -> FileResult:
         prepared = self._prefetcher.take(source) if self._prefetcher is not None else None
-        targets = self.outputs_for(source)
-        existing = [t for t in targets if t.exists()] if not self.options.overwrite else []
-        if targets and len(existing) == len(targets):
+        existing = self._existing_outputs(source)
+        if existing:
             if prepared is not None:
                 prepared.close()
             return FileResult(source=source, status="skipped", skipped_outputs=tuple(existing))
@@ -195,14 +205,10 @@ class Pipeline:
 
         current = ""
         stage("audio")
-        # Without diarization the audio is decoded and transcribed in pieces, so memory does not grow with the
-        # duration; diarization clusters speakers over the whole file and needs all of it.
         if prepared is not None:
             pieces, first_regions = _resume(prepared), prepared.regions
         else:
-            piece_seconds = None if self.options.diarization is not None else PIECE_SECONDS
-            pieces = stream_audio(source, audio_track=self.options.audio_track, piece_seconds=piece_seconds)
-            first_regions = None
+            pieces, first_regions = self._stream(source), None
         transcript, speech, audio = self._transcribe_pieces(pieces, stage, first_regions)
         if self.options.diarization is not None:
             stage("diarize")
@@ -213,7 +219,7 @@ class Pipeline:
         transcript = replace(transcript, timings=dict(timings))
 
         written, kept = write_subtitles(
-            transcript, cues, list(zip(self.options.formats, targets)), self.options.writer,
+            transcript, cues, list(zip(self.options.formats, self.outputs_for(source))), self.options.writer,
             overwrite=self.options.overwrite,
         )
         stage("")

@@ -7,21 +7,19 @@ the pipeline takes that file, so it is reported for the right file, in order. On
 holding at most one piece of audio (``audio.PIECE_SECONDS``).
 
 It is meant for GPUs, where the CPU is idle while the model works. On 2 CPU cores, where the model already uses
-both, it measured neither faster nor slower (4 files of 150 s, tiny.en: 21.6 s with, 21.3 to 22.6 s without), so
-it stays on everywhere: one code path.
+both, a hand-timed batch (4 files of 150 s, tiny.en: 21.6 s with, 21.3 to 22.6 s without) was neither faster nor
+slower, so it stays on everywhere: one code path.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 
 from whisper_subtitler.types import Audio
 
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -30,13 +28,11 @@ class Prepared:
 
     first: Audio
     regions: tuple[tuple[float, float], ...]
-    rest: Iterator[Audio]
+    rest: Generator[Audio, None, None]
 
     def close(self) -> None:
         """Stop the stream (ffmpeg) when the file will not be transcribed."""
-        close = getattr(self.rest, "close", None)
-        if close is not None:
-            close()
+        self.rest.close()
 
 
 class Prefetcher:

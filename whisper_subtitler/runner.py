@@ -118,16 +118,13 @@ def run_batch(
         try:
             for i, source in enumerate(sources):
                 progress.start_file(source)
-                following = sources[i + 1] if prefetch is not None and i + 1 < len(sources) else None
+                following = [sources[i + 1]] if prefetch is not None and i + 1 < len(sources) else []
 
-                def on_stage(name: str, following: Path | None = following) -> None:
-                    nonlocal started_next
+                def on_stage(name: str) -> None:
                     progress.stage(name)
-                    if name == "transcribe" and following is not None and not started_next:
-                        started_next = True
-                        prefetch(following)
+                    if name == "transcribe" and following:
+                        prefetch(following.pop())  # once per file
 
-                started_next = False
                 result = process(source, on_stage=on_stage)
                 results.append(result)
                 report(result)

@@ -117,7 +117,8 @@ def plan_chunks(
     seconds are joined (``join_regions``). Chunk indices count from ``first_index``. Raises ``ValueError`` for
     regions out of order or overlapping.
     """
-    pieces = [p for region in join_regions(regions, 0.0) for p in split_region(region, max_s, quietest)]
+    checked = join_regions(regions, 0.0)  # joins nothing: refuses regions out of order, drops empty ones
+    pieces = [p for region in checked for p in split_region(region, max_s, quietest)]
     windows: list[list[Region]] = []
     for start, end in pieces:
         if windows and end - windows[-1][0][0] <= max_s + 1e-9:

@@ -91,8 +91,7 @@ def install_cross_attention(model) -> None:
 
 def uses_cross_attention(model) -> bool:
     """True when ``install_cross_attention`` has run on ``model``."""
-    return any(isinstance(getattr(b.cross_attn, "forward", None), types.MethodType)
-               and b.cross_attn.forward.__func__ is _cross_attention_forward for b in model.decoder.blocks)
+    return any("forward" in vars(b.cross_attn) for b in model.decoder.blocks if b.cross_attn is not None)
 
 
 def set_decoder_kernels(model, on: bool) -> None:
@@ -132,7 +131,7 @@ def _cross_attention_forward(self, x, xa=None, mask=None, kv_cache=None):
         out = F.scaled_dot_product_attention(q, k, v).permute(0, 2, 1, 3).flatten(start_dim=2)
         qk = None
     else:  # the alignment pass needs the attention weights
-        scale = (q.shape[-1] * self.n_head // self.n_head) ** -0.25
+        scale = q.shape[-1] ** -0.25  # (n_state // n_head) ** -0.25, as qkv_attention
         qk = ((q * scale) @ (k * scale).transpose(-1, -2)).float()
         w = F.softmax(qk, dim=-1).to(q.dtype)
         out = (w @ v).permute(0, 2, 1, 3).flatten(start_dim=2)
