@@ -87,9 +87,14 @@ def test_prefetched_file_gives_the_same_transcript(tmp_path):
     def transcribe(folder: str, prefetch: bool) -> dict:
         options = RunOptions(model="tiny.en", formats=("json",), output_dir=tmp_path / folder)
         pipeline = Pipeline(options, selection)
+        made: list[Prepared] = []
         if prefetch:
+            real = pipeline._prepare
+            pipeline._prepare = lambda source: made.append(real(source)) or made[-1]
             pipeline.prefetch(clip)
         result = pipeline.process(clip)
+        if prefetch:  # the prepared stream was taken and read to its end by process(), not left for close()
+            assert len(made) == 1 and made[0] is not None and made[0].rest.gi_frame is None
         pipeline.close()
         assert result.status == "done", result.error
         data = json.loads(result.outputs[0].read_text(encoding="utf-8"))
