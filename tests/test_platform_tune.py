@@ -116,3 +116,31 @@ def test_level_2_on_this_cpu_picks_a_batch_size_by_real_measurement_and_reuses_i
     calls.clear()
     second = tune([1, 64, 256], measure, key)
     assert second.cached and second.winner == first.winner and calls == []
+
+
+def test_amortize_adds_a_one_time_cost_spread_over_the_runs(tmp_path: Path):
+    """A compiled candidate, 10 % faster per run after a first run 30 s longer, wins only when it pays back."""
+
+    class SetupClock(FakeClock):
+        def __init__(self, cost: dict, setup: dict) -> None:
+            super().__init__(cost)
+            self.setup = dict(setup)
+
+        def measure(self, candidate) -> None:
+            self.now += self.setup.pop(candidate, 0.0)
+            super().measure(candidate)
+
+    costs, setup = {False: 1.0, True: 0.9}, {True: 30.0}
+    clock = SetupClock(costs, setup)
+    short = tune([False, True], clock.measure, "short", baseline=False, amortize=15, path=tmp_path / "t.json",
+                 timer=clock.timer)
+    assert short.winner is False and short.seconds["True"] == pytest.approx(0.9 + 30.0 / 15)
+    clock = SetupClock(costs, setup)
+    long = tune([False, True], clock.measure, "long", baseline=False, amortize=1000, path=tmp_path / "t.json",
+                timer=clock.timer)
+    assert long.winner is True and long.seconds["True"] == pytest.approx(0.9 + 0.03)
+    clock = SetupClock(costs, setup)
+    plain = tune([False, True], clock.measure, "plain", baseline=False, path=tmp_path / "t.json", timer=clock.timer)
+    assert plain.winner is True and plain.seconds["True"] == pytest.approx(0.9)  # without amortize the warm-up is not counted
+    with pytest.raises(ValueError):
+        tune([1], clock.measure, "k", amortize=10, warmup=0, path=tmp_path / "t.json", timer=clock.timer)

@@ -289,7 +289,8 @@ class Pipeline:
         settings = choose_settings(model, audio, speech, options, self.selection,
                                    model_name=self._model_name, requested=self.options.batch_size)
         return transcribe_batched(model, audio, speech, options, batch_size=settings.batch_size,
-                                  model_name=self._model_name, decoder_kernels=settings.decoder_kernels)
+                                  model_name=self._model_name, decoder_kernels=settings.decoder_kernels,
+                                  compiled_decoder=settings.compiled_decoder)
 
     def _diarize(self, audio, transcript):
         from whisper_subtitler.diarize import load_diarizer

@@ -31,15 +31,20 @@ class BudgetedDecodingTask(DecodingTask):
     ``budgets``: the most tokens to sample per audio row (length ``n_audio``). After ``run``, ``truncated``
     holds the audio rows that stopped at their budget without an end token, and ``token_probs`` a
     ``(n_audio, sample_len)`` tensor: the probability of each sampled token (see ``quality.Decoded``). Greedy or
-    sampling decoding only (``beam_size`` and ``best_of`` are refused with ``ValueError``).
+    sampling decoding only (``beam_size`` and ``best_of`` are refused with ``ValueError``). ``compiled``: each
+    step's decoder call goes through ``torch.compile`` (``compiled.CompiledInference``).
     """
 
-    def __init__(self, model, options: DecodingOptions, budgets: Sequence[int]) -> None:
+    def __init__(self, model, options: DecodingOptions, budgets: Sequence[int], *, compiled: bool = False) -> None:
         if options.beam_size is not None or (options.best_of or 1) > 1:
             raise ValueError("batched decoding supports greedy and sampling decoding only (no beam_size, best_of)")
         if options.sample_len is None:
             options = replace(options, sample_len=max(budgets))
         super().__init__(model, options)
+        if compiled:
+            from whisper_subtitler.decoding.compiled import CompiledInference
+
+            self.inference = CompiledInference(model, len(self.initial_tokens))
         self.budgets = list(budgets)
         self.truncated: set[int] = set()
         self.token_probs = torch.zeros(0)
@@ -120,9 +125,11 @@ def decode_features(
     temperature: float = 0.0,
     fp16: bool = False,
     prompt: str | None = None,
+    compiled: bool = False,
 ) -> list[Decoded]:
     """Decode a batch of encoded chunks: ``features`` of shape ``(B, n_audio_ctx, n_audio_state)`` (the encoder
-    output, fp16 when ``fp16``), ``budgets`` the token budget per row. Returns one ``Decoded`` per row, in order.
+    output, fp16 when ``fp16``), ``budgets`` the token budget per row; ``compiled``: see ``BudgetedDecodingTask``.
+    Returns one ``Decoded`` per row, in order.
     """
     options = DecodingOptions(
         task=task,
@@ -132,7 +139,7 @@ def decode_features(
         fp16=fp16,
         prompt=prompt,
     )
-    decoding = BudgetedDecodingTask(model, options, budgets)
+    decoding = BudgetedDecodingTask(model, options, budgets, compiled=compiled)
     results = decoding.run(features)
     probs = decoding.token_probs.cpu()
     return [

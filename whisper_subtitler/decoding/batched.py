@@ -42,6 +42,8 @@ class ChunkTranscriber:
 
     ``model`` is an openai-whisper ``Whisper`` already on its device and in its dtype (``platform.prepare_model``);
     ``options.fp16`` decodes in half precision (ignored on the CPU, as ``whisper.transcribe`` does).
+    ``decoder_kernels``: see ``_set_kernels``; ``compiled_decoder``: each decoding step through ``torch.compile``
+    (``compiled``; off unless level 2 measured it faster).
     """
 
     def __init__(
@@ -52,6 +54,7 @@ class ChunkTranscriber:
         batch_size: int,
         thresholds: Thresholds = Thresholds(),
         decoder_kernels: bool | None = None,
+        compiled_decoder: bool = False,
     ) -> None:
         self.model = model
         self.options = options
@@ -61,6 +64,7 @@ class ChunkTranscriber:
         self.runner = BatchRunner(batch_size, to_cpu=self._to_cpu, release=self._release)
         self._tokenizer = None
         self.decoder_kernels = decoder_kernels
+        self.compiled_decoder = compiled_decoder
         self._set_kernels()
 
     def _set_kernels(self) -> None:
@@ -80,6 +84,7 @@ class ChunkTranscriber:
         self.model.float().to("cpu")  # nn.Module.to works in place: every holder of the model sees the move
         self.fp16 = False
         self.decoder_kernels = None  # the CPU's default
+        self.compiled_decoder = False  # graphs compiled for the GPU do not serve the CPU
         self._set_kernels()
         return CPU_BATCH
 
@@ -156,7 +161,7 @@ class ChunkTranscriber:
                 decoded = batch.decode_features(
                     self.model, rows, [budgets[i] for i in pending], language=self.language,
                     task=self.options.task, temperature=temperature, fp16=self.fp16,
-                    prompt=self.options.initial_prompt,
+                    prompt=self.options.initial_prompt, compiled=self.compiled_decoder,
                 )
                 for i, d in zip(pending, decoded):
                     attempts[i].append(d)
@@ -201,9 +206,10 @@ def transcribe_batched(
     model_name: str = "",
     thresholds: Thresholds = Thresholds(),
     decoder_kernels: bool | None = None,
+    compiled_decoder: bool = False,
 ) -> Transcript:
     """Transcribe the VAD ``speech`` regions (seconds) of ``audio`` in batches of ``batch_size`` chunks
-    (``decoder_kernels``: see ``ChunkTranscriber``).
+    (``decoder_kernels``, ``compiled_decoder``: see ``ChunkTranscriber``).
 
     Returns a ``Transcript`` whose words carry word timestamps in seconds from the start of the audio; audio
     without speech gives a transcript without segments (no model call). Raises ``ValueError`` for regions out of
@@ -217,7 +223,7 @@ def transcribe_batched(
         return empty
     started = time.perf_counter()
     transcriber = ChunkTranscriber(model, options, batch_size=batch_size, thresholds=thresholds,
-                                   decoder_kernels=decoder_kernels)
+                                   decoder_kernels=decoder_kernels, compiled_decoder=compiled_decoder)
     segments = transcriber.transcribe(chunks, source)
     language = transcriber.language
     log.debug("%s: %d chunks, %d segments in %.1f s (batch %d)", audio.source, len(chunks), len(segments),

@@ -1,12 +1,16 @@
 """The settings the batched stage uses: the batch size (``--batch-size``, else the platform's advice, else at
 optimization level 2 the fastest candidate measured on the loaded model and the real audio) and, at level 2, whether
 the decoder kernels (``kernels``: output projection and cross-attention layout) are faster on this device than
-openai-whisper's own code. Winners are cached by ``platform.tune``, so the next run measures nothing.
+openai-whisper's own code, and whether ``torch.compile`` of the decoder step (``compiled``) pays for its compilation.
+Winners are cached by ``platform.tune``, so the next run measures nothing.
 
 Every candidate decodes the same chunks with the same options, so the words do not depend on the winner (rows of a
-batch are decoded independently, ``batch.BudgetedDecodingTask``; the kernels do the same arithmetic,
-``tests/test_decoding_kernels.py``). ``torch.compile`` of the decoder is not a candidate: on the CPU it gave no
-speed-up for about 60 s of compilation (PERFORMANCE.md), and no GPU was available to measure it.
+batch are decoded independently, ``batch.BudgetedDecodingTask``; the kernels and the compiled step do the same
+arithmetic, ``tests/test_decoding_kernels.py``, ``tests/test_decoding_compiled.py``).
+
+The compiled step is scored with its compilation spread over an hour of speech (``PAYBACK_WINDOWS`` windows,
+``tune(amortize=...)``): compilation is paid again by every process. On 2 CPU cores it took about 20 s for a step
+no faster on tiny.en at batch 16 (``compiled``), so there it is measured once and cached as off.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ log = logging.getLogger(__name__)
 
 CPU_CANDIDATES = (4, 8, 16)  # PERFORMANCE.md: above 8 adds little on the CPU; measured anyway
 MIN_SAMPLE_CHUNKS = 4  # fewer chunks than this: nothing worth measuring, keep the advice
+PAYBACK_WINDOWS = 120  # 30-s windows in an hour of speech: a one-time cost (compilation) must pay back within it
 
 
 def batch_candidates(backend: str, advice: int, cap: int = 32) -> tuple[int, ...]:
@@ -34,11 +39,12 @@ def batch_candidates(backend: str, advice: int, cap: int = 32) -> tuple[int, ...
 
 @dataclass(frozen=True, slots=True)
 class DecodingSettings:
-    """``batch_size`` rows per batch; ``decoder_kernels``: on, off, or ``None`` for the device's default
-    (``batched.ChunkTranscriber``)."""
+    """``batch_size`` rows per batch; ``decoder_kernels``: on, off, or ``None`` for the device's default;
+    ``compiled_decoder``: decoding steps through ``torch.compile`` (``batched.ChunkTranscriber``)."""
 
     batch_size: int
     decoder_kernels: bool | None = None
+    compiled_decoder: bool = False
 
 
 def choose_settings(
@@ -50,12 +56,14 @@ def choose_settings(
     *,
     model_name: str = "",
     requested: int | None = None,
-) -> int:
+) -> DecodingSettings:
     """The decoding settings for this run (see the module docstring). ``selection`` is a ``platform.Selection``.
 
     Level 2 measures at most ``max(candidates)`` chunks of ``audio`` per batch-size candidate (most speech first;
-    a ``requested`` batch size is kept as it is), then one batch with the decoder kernels on and off; candidates
-    that run out of memory are dropped; the winners are cached per device, driver, torch, dtype and model.
+    a ``requested`` batch size is kept as it is), then one batch with the decoder kernels on and off, then one
+    batch eager and compiled (a first run, whose excess over the later ones, the compilation, is counted spread over
+    an hour of speech, then timed runs); candidates that fail (out of memory, no compiler) are dropped; the winners
+    are cached per device, driver, torch, dtype and model.
     """
     advice = requested if requested is not None else selection.batch_size
     if selection.optimization_level < 2 or not speech:
@@ -80,8 +88,9 @@ def choose_settings(
     gpu = selection.backend != "cpu"
     name = model_name or str(selection.model)
 
-    def run(chunks: list, batch_size: int, decoder_kernels: bool | None = None) -> None:
-        transcriber = ChunkTranscriber(model, fixed, batch_size=batch_size, decoder_kernels=decoder_kernels)
+    def run(chunks: list, batch_size: int, decoder_kernels: bool | None = None, compiled: bool = False) -> None:
+        transcriber = ChunkTranscriber(model, fixed, batch_size=batch_size, decoder_kernels=decoder_kernels,
+                                       compiled_decoder=compiled)
         transcriber.transcribe(chunks, source)
         if transcriber.batch_size != batch_size or transcriber.runner.on_cpu:
             raise RuntimeError(f"out of memory at batch {batch_size}")  # the runner shrank: not a fair measure
@@ -104,4 +113,11 @@ def choose_settings(
                   **timing)
     log.info("level 2: decoder kernels %s (%s)", "on" if result.winner else "off",
              "cached" if result.cached else result.seconds)
-    return DecodingSettings(batch_size, bool(result.winner))
+    kernels = bool(result.winner)
+
+    result = tune([False, True], lambda on: run(sample[:batch_size], batch_size, kernels, on),
+                  tuning_key(selection, model=name, setting=f"compiled_decoder@{batch_size}"), baseline=False,
+                  warmup=1, repeats=timing["repeats"], amortize=max(1, PAYBACK_WINDOWS // batch_size))
+    log.info("level 2: compiled decoder step %s (%s)", "on" if result.winner else "off",
+             "cached" if result.cached else result.seconds)
+    return DecodingSettings(batch_size, kernels, bool(result.winner))

@@ -107,6 +107,7 @@ def tune(
     repeats: int = 2,
     warmup: int = 1,
     min_gain: float = MIN_GAIN,
+    amortize: int | None = None,
     path: Path | None = None,
     timer: Callable[[], float] = time.perf_counter,
 ) -> TuneResult:
@@ -119,9 +120,15 @@ def tune(
     candidate is faster by more than ``min_gain`` (the run-to-run noise), so level 2 is never slower than
     level 1 by more than the noise. A candidate whose ``measure`` raises (out of memory, ...) is dropped with
     a warning; when all fail, ``baseline`` (else the first candidate) is returned and nothing is cached.
+
+    ``amortize``: for candidates with a one-time cost (``torch.compile``), the first warm-up is timed too, and its
+    excess over the fastest repeat, spread over ``amortize`` runs of ``measure``, is added to the score (needs
+    ``warmup`` >= 1), so a candidate wins only if it pays its cost back within that many runs.
     """
     if not candidates:
         raise ValueError("tune() needs at least one candidate")
+    if amortize is not None and (amortize < 1 or warmup < 1):
+        raise ValueError("tune(amortize=...) needs amortize >= 1 and warmup >= 1")
     key = _key_text(cache_key)
     path = cache_path() if path is None else path
     pool = list(candidates)
@@ -138,8 +145,11 @@ def tune(
     failed: list[str] = []
     for candidate in pool:
         try:
+            first = None
             for _ in range(warmup):
+                start = timer()
                 measure(candidate)
+                first = timer() - start if first is None else first
             times = []
             for _ in range(max(1, repeats)):
                 start = timer()
@@ -149,9 +159,14 @@ def tune(
             log.warning("tuning: candidate %r failed (%s); skipping it", candidate, exc)
             failed.append(repr(candidate))
             continue
-        seconds[repr(candidate)] = min(times)
-        scores.append((min(times), candidate))
-        log.info("tuning: candidate %r took %.4f s", candidate, min(times))
+        score = min(times)
+        if amortize is not None:
+            log.info("tuning: candidate %r: first run %.4f s, then %.4f s; its excess counted over %d runs",
+                     candidate, first, score, amortize)
+            score += max(0.0, first - score) / amortize
+        seconds[repr(candidate)] = score
+        scores.append((score, candidate))
+        log.info("tuning: candidate %r took %.4f s", candidate, score)
 
     if not scores:
         fallback = baseline if baseline is not None else pool[0]
