@@ -101,27 +101,29 @@ def test_level_2_measures_batch_sizes_once_and_caches_the_winner(tmp_path, monke
                                    cwd=tmp_path)
     selection = replace(selection, batch_size=2)  # a baseline among few chunks, so that larger sizes differ
 
-    measured: list[tuple[int, bool | None, bool]] = []
+    measured: list[tuple[int, bool | None, str | None, bool]] = []
     from whisper_subtitler.decoding import batched
 
     real = batched.ChunkTranscriber.transcribe
 
     def counting(self, chunks, source):
-        measured.append((self.batch_size, self.decoder_kernels, self.compiled_decoder))
+        measured.append((self.batch_size, self.decoder_kernels, self.attention, self.compiled_decoder))
         return real(self, chunks, source)
 
     monkeypatch.setattr(batched.ChunkTranscriber, "transcribe", counting)
     first = choose_settings(model, audio, speech, TranscribeOptions(), selection, model_name="tiny.en")
     assert first.batch_size in batch_candidates("cpu", 2)
-    assert sorted({b for b, _, _ in measured}) == [2, 4, 8, 16]  # every candidate measured
-    # then the decoder kernels, on (the CPU's default) and off, at the winning batch size; then the decoder step
-    # eager and compiled, each a first (warm-up) run and a timed run, with the winning kernels
-    size, kernels = first.batch_size, first.decoder_kernels
-    assert measured[-6:-4] == [(size, True, False), (size, False, False)]
-    assert measured[-4:] == [(size, kernels, False)] * 2 + [(size, kernels, True)] * 2
+    assert sorted({b for b, *_ in measured}) == [2, 4, 8, 16]  # every candidate measured
+    # then at the winning batch size: the decoder kernels, on (the CPU's default) and off; the attention kernel,
+    # PyTorch's choice, flash and math; the decoder step eager and compiled, each a first (warm-up) run and a timed
+    # run; each with the winners before it
+    size, kernels, attention = first.batch_size, first.decoder_kernels, first.attention
+    assert measured[-9:-7] == [(size, True, None, False), (size, False, None, False)]
+    assert measured[-7:-4] == [(size, kernels, a, False) for a in (None, "FLASH_ATTENTION", "MATH")]
+    assert measured[-4:] == [(size, kernels, attention, False)] * 2 + [(size, kernels, attention, True)] * 2
     assert isinstance(kernels, bool) and isinstance(first.compiled_decoder, bool)
     cache = json.loads((tmp_path / "cache" / "whisper-subtitler" / "tuning.json").read_text())
-    assert len(cache["entries"]) == 3  # a winner per setting
+    assert len(cache["entries"]) == 4  # a winner per setting
     compiled = next(e for k, e in cache["entries"].items() if "compiled_decoder" in k)
     assert set(compiled["seconds"]) == {"False", "True"} and not compiled["failed"]  # both measured, none failed
     measured.clear()

@@ -99,3 +99,22 @@ def test_kernels_turn_on_and_off_in_place():
         assert not uses_projection(model) and not uses_cross_attention(model)
     assert model.decoder.forward.__func__ is TextDecoder.forward
     assert all(b.cross_attn.forward.__func__ is MultiHeadAttention.forward for b in model.decoder.blocks)
+
+
+def test_pinned_attention_kernel_is_used_and_decodes_the_same_text(models, mel):
+    """``attention_kernel`` really pins SDPA's kernel: the memory-efficient one has no CPU form, so it raises; the
+    math form and flash give the text of PyTorch's own choice."""
+    from whisper_subtitler.decoding.batch import decode_features
+    from whisper_subtitler.decoding.kernels import ATTENTION_KERNELS, attention_kernel
+
+    _, fast = models
+    with torch.no_grad():
+        features = fast.encoder(mel)
+        reference = decode_features(fast, features, [120, 120], language="en")
+        for name in ATTENTION_KERNELS["cpu"]:
+            with attention_kernel(name):
+                assert [d.tokens for d in decode_features(fast, features, [120, 120], language="en")] == [
+                    d.tokens for d in reference]
+                assert torch.allclose(fast.encoder(mel), features, atol=1e-3)
+        with attention_kernel("EFFICIENT_ATTENTION"), pytest.raises(RuntimeError, match="No viable backend"):
+            fast.encoder(mel)

@@ -290,7 +290,7 @@ class Pipeline:
                                    model_name=self._model_name, requested=self.options.batch_size)
         return transcribe_batched(model, audio, speech, options, batch_size=settings.batch_size,
                                   model_name=self._model_name, decoder_kernels=settings.decoder_kernels,
-                                  compiled_decoder=settings.compiled_decoder)
+                                  compiled_decoder=settings.compiled_decoder, attention=settings.attention)
 
     def _diarize(self, audio, transcript):
         from whisper_subtitler.diarize import load_diarizer

@@ -43,7 +43,8 @@ class ChunkTranscriber:
     ``model`` is an openai-whisper ``Whisper`` already on its device and in its dtype (``platform.prepare_model``);
     ``options.fp16`` decodes in half precision (ignored on the CPU, as ``whisper.transcribe`` does).
     ``decoder_kernels``: see ``_set_kernels``; ``compiled_decoder``: each decoding step through ``torch.compile``
-    (``compiled``; off unless level 2 measured it faster).
+    (``compiled``; off unless level 2 measured it faster); ``attention``: the SDPA kernel pinned for the encoder and
+    the decoding loop (``kernels.attention_kernel``; ``None``, PyTorch's choice, unless level 2 measured another).
     """
 
     def __init__(
@@ -55,6 +56,7 @@ class ChunkTranscriber:
         thresholds: Thresholds = Thresholds(),
         decoder_kernels: bool | None = None,
         compiled_decoder: bool = False,
+        attention: str | None = None,
     ) -> None:
         self.model = model
         self.options = options
@@ -65,6 +67,7 @@ class ChunkTranscriber:
         self._tokenizer = None
         self.decoder_kernels = decoder_kernels
         self.compiled_decoder = compiled_decoder
+        self.attention = attention
         self._set_kernels()
 
     def _set_kernels(self) -> None:
@@ -85,6 +88,7 @@ class ChunkTranscriber:
         self.fp16 = False
         self.decoder_kernels = None  # the CPU's default
         self.compiled_decoder = False  # graphs compiled for the GPU do not serve the CPU
+        self.attention = None  # nor the attention kernel measured there
         self._set_kernels()
         return CPU_BATCH
 
@@ -147,8 +151,9 @@ class ChunkTranscriber:
 
         from whisper_subtitler.decoding import batch
         from whisper_subtitler.decoding.alignment import align_batch
+        from whisper_subtitler.decoding.kernels import attention_kernel
 
-        with torch.no_grad():
+        with torch.no_grad(), attention_kernel(self.attention):
             samples = [chunk_samples(c, source) for c in group]
             features = self._encode(samples)
             if self.language is None:
@@ -207,9 +212,10 @@ def transcribe_batched(
     thresholds: Thresholds = Thresholds(),
     decoder_kernels: bool | None = None,
     compiled_decoder: bool = False,
+    attention: str | None = None,
 ) -> Transcript:
     """Transcribe the VAD ``speech`` regions (seconds) of ``audio`` in batches of ``batch_size`` chunks
-    (``decoder_kernels``, ``compiled_decoder``: see ``ChunkTranscriber``).
+    (``decoder_kernels``, ``compiled_decoder``, ``attention``: see ``ChunkTranscriber``).
 
     Returns a ``Transcript`` whose words carry word timestamps in seconds from the start of the audio; audio
     without speech gives a transcript without segments (no model call). Raises ``ValueError`` for regions out of
@@ -223,7 +229,8 @@ def transcribe_batched(
         return empty
     started = time.perf_counter()
     transcriber = ChunkTranscriber(model, options, batch_size=batch_size, thresholds=thresholds,
-                                   decoder_kernels=decoder_kernels, compiled_decoder=compiled_decoder)
+                                   decoder_kernels=decoder_kernels, compiled_decoder=compiled_decoder,
+                                   attention=attention)
     segments = transcriber.transcribe(chunks, source)
     language = transcriber.language
     log.debug("%s: %d chunks, %d segments in %.1f s (batch %d)", audio.source, len(chunks), len(segments),

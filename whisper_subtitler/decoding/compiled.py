@@ -9,8 +9,8 @@ layer and per kind of step (first step or later, one row or more): 30 graphs for
 raised to that for these calls only (``recompile_limit``).
 
 The cost is the compilation, paid once per process. Measured on 2 CPU cores (torch 2.13, tiny.en, same text both
-ways): at batch 16 (level 2 on 5 minutes of the benchmark clip) 6.6 s eager and 6.6 s compiled for the same windows,
-after a first compiled run of 26.8 s; in a hand-run prototype at batch 8, 5.3 s against 5.8 s after 16-22 s of
+ways): at batch 16 (level 2 on 5 minutes of the benchmark clip, two runs) 6.2-7.6 s eager and 6.2-6.6 s compiled
+for the same windows, after a first compiled run of 26-27 s; in a hand-run prototype at batch 8, 5.3 s against 5.8 s after 16-22 s of
 compiling. Whether it pays back depends on the device and the model, so level 2 measures it, compilation included
 (``platform.tune(amortize=...)``), and keeps it only where it wins.
 

@@ -21,10 +21,18 @@ Cross-attention. openai-whisper caches the cross-attention keys and values as ``
 reshapes them into heads, ``(rows, heads, n_audio_ctx, d / heads)``, a strided view, at every step; the CPU
 attention kernel then reads strided memory (8 rows, tiny: 2.6 ms per layer and step, 1.2 ms from contiguous
 heads). ``install_cross_attention`` caches them once per batch as contiguous heads instead. Same arithmetic.
+
+Attention kernel. openai-whisper calls ``F.scaled_dot_product_attention`` (SDPA), which picks a kernel itself (flash,
+memory-efficient, cuDNN or the plain math form, in PyTorch's priority order for the device, dtype and shapes).
+``attention_kernel`` pins one for the encoder and the decoding loop, so that optimization level 2 can measure the
+choice (``ATTENTION_KERNELS`` per backend). Measured on 2 CPU cores, tiny.en, 8 windows: torch's choice (flash)
+2.0 s encoder and 2.4 s decoding, flash the same, math 3.9 s and 2.4 s; the memory-efficient kernel has no CPU form.
+The alignment pass reads attention weights, which SDPA does not return, so it uses the math form whatever is pinned.
 """
 
 from __future__ import annotations
 
+import contextlib
 import types
 from collections.abc import Callable
 
@@ -33,6 +41,12 @@ import torch.nn.functional as F
 from whisper.model import MultiHeadAttention
 
 SMALL_ROWS = 64  # at most this many rows: (W @ x.T).T; more rows: x @ W.T
+ATTENTION_KERNELS = {  # torch.nn.attention.SDPBackend names worth measuring per backend; cuDNN has no ROCm form
+    "cuda": ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH"),
+    "rocm": ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH"),
+    "mps": ("MATH",),
+    "cpu": ("FLASH_ATTENTION", "MATH"),
+}
 
 
 def small_batch_projection(decoder) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -137,3 +151,14 @@ def _cross_attention_forward(self, x, xa=None, mask=None, kv_cache=None):
         out = (w @ v).permute(0, 2, 1, 3).flatten(start_dim=2)
         qk = qk.detach()
     return self.out(out), qk
+
+
+def attention_kernel(name: str | None) -> contextlib.AbstractContextManager:
+    """A context in which SDPA uses only the kernel ``name`` (a ``torch.nn.attention.SDPBackend`` member name,
+    e.g. ``"FLASH_ATTENTION"``); ``None``: PyTorch's own choice. Inside it, a call the kernel cannot serve raises
+    ``RuntimeError`` ("No viable backend"); an unknown name raises ``AttributeError`` at once."""
+    if name is None:
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel(getattr(SDPBackend, name))

@@ -1,12 +1,13 @@
 """The settings the batched stage uses: the batch size (``--batch-size``, else the platform's advice, else at
 optimization level 2 the fastest candidate measured on the loaded model and the real audio) and, at level 2, whether
 the decoder kernels (``kernels``: output projection and cross-attention layout) are faster on this device than
-openai-whisper's own code, and whether ``torch.compile`` of the decoder step (``compiled``) pays for its compilation.
+openai-whisper's own code, which attention kernel SDPA should use (``kernels.attention_kernel``), and whether
+``torch.compile`` of the decoder step (``compiled``) pays for its compilation.
 Winners are cached by ``platform.tune``, so the next run measures nothing.
 
 Every candidate decodes the same chunks with the same options, so the words do not depend on the winner (rows of a
-batch are decoded independently, ``batch.BudgetedDecodingTask``; the kernels and the compiled step do the same
-arithmetic, ``tests/test_decoding_kernels.py``, ``tests/test_decoding_compiled.py``).
+batch are decoded independently, ``batch.BudgetedDecodingTask``; the kernels, the attention kernels and the
+compiled step do the same arithmetic up to float rounding, ``tests/test_decoding_kernels.py``, ``tests/test_decoding_compiled.py``).
 
 The compiled step is scored with its compilation spread over an hour of speech (``PAYBACK_WINDOWS`` windows,
 ``tune(amortize=...)``): compilation is paid again by every process. On 2 CPU cores it took about 20 s for a step
@@ -37,14 +38,20 @@ def batch_candidates(backend: str, advice: int, cap: int = 32) -> tuple[int, ...
     return tuple(sorted({max(1, advice // 2), advice, min(cap, advice * 2)}))
 
 
+def _pinned(kernel: str) -> str | None:
+    return None if kernel == "auto" else kernel
+
+
 @dataclass(frozen=True, slots=True)
 class DecodingSettings:
     """``batch_size`` rows per batch; ``decoder_kernels``: on, off, or ``None`` for the device's default;
-    ``compiled_decoder``: decoding steps through ``torch.compile`` (``batched.ChunkTranscriber``)."""
+    ``compiled_decoder``: decoding steps through ``torch.compile``; ``attention``: the SDPA kernel, ``None`` for
+    PyTorch's choice (``batched.ChunkTranscriber``)."""
 
     batch_size: int
     decoder_kernels: bool | None = None
     compiled_decoder: bool = False
+    attention: str | None = None
 
 
 def choose_settings(
@@ -60,8 +67,8 @@ def choose_settings(
     """The decoding settings for this run (see the module docstring). ``selection`` is a ``platform.Selection``.
 
     Level 2 measures at most ``max(candidates)`` chunks of ``audio`` per batch-size candidate (most speech first;
-    a ``requested`` batch size is kept as it is), then one batch with the decoder kernels on and off, then one
-    batch eager and compiled (a first run, whose excess over the later ones, the compilation, is counted spread over
+    a ``requested`` batch size is kept as it is), then one batch with the decoder kernels on and off, then with each
+    attention kernel of the backend (``kernels.ATTENTION_KERNELS``) and PyTorch's choice, then eager and compiled (a first run, whose excess over the later ones, the compilation, is counted spread over
     an hour of speech, then timed runs); candidates that fail (out of memory, no compiler) are dropped; the winners
     are cached per device, driver, torch, dtype and model.
     """
@@ -72,6 +79,7 @@ def choose_settings(
     from whisper_subtitler.decoding.batched import ChunkTranscriber
     from whisper_subtitler.decoding.chunking import decoding_order, plan_chunks
     from whisper_subtitler.decoding.features import array_source, quietest_point
+    from whisper_subtitler.decoding.kernels import ATTENTION_KERNELS
     from whisper_subtitler.platform import tune, tuning_key
     from whisper_subtitler.platform.batch import GPU_BATCH_CAP
 
@@ -88,9 +96,10 @@ def choose_settings(
     gpu = selection.backend != "cpu"
     name = model_name or str(selection.model)
 
-    def run(chunks: list, batch_size: int, decoder_kernels: bool | None = None, compiled: bool = False) -> None:
+    def run(chunks: list, batch_size: int, decoder_kernels: bool | None = None, compiled: bool = False,
+            attention: str | None = None) -> None:
         transcriber = ChunkTranscriber(model, fixed, batch_size=batch_size, decoder_kernels=decoder_kernels,
-                                       compiled_decoder=compiled)
+                                       compiled_decoder=compiled, attention=attention)
         transcriber.transcribe(chunks, source)
         if transcriber.batch_size != batch_size or transcriber.runner.on_cpu:
             raise RuntimeError(f"out of memory at batch {batch_size}")  # the runner shrank: not a fair measure
@@ -115,9 +124,16 @@ def choose_settings(
              "cached" if result.cached else result.seconds)
     kernels = bool(result.winner)
 
-    result = tune([False, True], lambda on: run(sample[:batch_size], batch_size, kernels, on),
+    # "auto": PyTorch's own choice, the baseline (tune() needs a baseline that is not None)
+    result = tune(["auto", *ATTENTION_KERNELS.get(selection.backend, ())],
+                  lambda kernel: run(sample[:batch_size], batch_size, kernels, attention=_pinned(kernel)),
+                  tuning_key(selection, model=name, setting=f"attention@{batch_size}"), baseline="auto", **timing)
+    log.info("level 2: attention kernel %s (%s)", result.winner, "cached" if result.cached else result.seconds)
+    attention = _pinned(result.winner)
+
+    result = tune([False, True], lambda on: run(sample[:batch_size], batch_size, kernels, on, attention),
                   tuning_key(selection, model=name, setting=f"compiled_decoder@{batch_size}"), baseline=False,
                   warmup=1, repeats=timing["repeats"], amortize=max(1, PAYBACK_WINDOWS // batch_size))
     log.info("level 2: compiled decoder step %s (%s)", "on" if result.winner else "off",
              "cached" if result.cached else result.seconds)
-    return DecodingSettings(batch_size, kernels, bool(result.winner))
+    return DecodingSettings(batch_size, kernels, bool(result.winner), attention)

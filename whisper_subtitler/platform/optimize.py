@@ -186,8 +186,8 @@ def _do_batch(s: Selection, env: Mapping[str, str]) -> str:
 def _do_tuning(s: Selection, env: Mapping[str, str]) -> str:
     from whisper_subtitler.platform.tune import cache_path
 
-    return (f"batch size, decoder kernels and torch.compile of the decoder step measured on the loaded model, "
-            f"winners cached in {cache_path(env)}")
+    return ("batch size, decoder kernels, attention kernel and torch.compile of the decoder step measured on the "
+            f"loaded model, winners cached in {cache_path(env)}")
 
 
 STEPS: tuple[Step, ...] = (
