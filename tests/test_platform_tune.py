@@ -140,7 +140,8 @@ def test_amortize_adds_a_one_time_cost_spread_over_the_runs(tmp_path: Path):
                 timer=clock.timer)
     assert long.winner is True and long.seconds["True"] == pytest.approx(0.9 + 0.03)
     clock = SetupClock(costs, setup)
-    plain = tune([False, True], clock.measure, "plain", baseline=False, path=tmp_path / "t.json", timer=clock.timer)
-    assert plain.winner is True and plain.seconds["True"] == pytest.approx(0.9)  # without amortize the warm-up is not counted
+    plain = tune([False, True], clock.measure, "plain", baseline=False, path=tmp_path / "t.json",
+                 timer=clock.timer)
+    assert plain.winner is True and plain.seconds["True"] == pytest.approx(0.9)  # without amortize: warm-up not counted
     with pytest.raises(ValueError):
         tune([1], clock.measure, "k", amortize=10, warmup=0, path=tmp_path / "t.json", timer=clock.timer)

@@ -9,10 +9,10 @@ layer and per kind of step (first step or later, one row or more): 30 graphs for
 raised to that for these calls only (``recompile_limit``).
 
 The cost is the compilation, paid once per process. Measured on 2 CPU cores (torch 2.13, tiny.en, same text both
-ways): at batch 16 (level 2 on 5 minutes of the benchmark clip, two runs) 6.2-7.6 s eager and 6.2-6.6 s compiled
-for the same windows, after a first compiled run of 26-27 s; in a hand-run prototype at batch 8, 5.3 s against 5.8 s after 16-22 s of
-compiling. Whether it pays back depends on the device and the model, so level 2 measures it, compilation included
-(``platform.tune(amortize=...)``), and keeps it only where it wins.
+ways): at batch 16 (level 2 on 5 minutes of the benchmark clip, two runs) 6.2-7.6 s eager and 6.2-6.6 s compiled for
+the same windows, after a first compiled run of 26-27 s; in a hand-run prototype at batch 8, 5.3 s against 5.8 s
+after 16-22 s of compiling. Whether it pays back depends on the device and the model, so level 2 measures it,
+compilation included (``platform.tune(amortize=...)``), and keeps it only where it wins.
 
 CUDA graphs (``mode="reduce-overhead"``) are not a candidate: the self-attention cache grows by one token per step,
 so every step has a new shape and would record a new graph; they need a preallocated (static) cache, which
@@ -58,6 +58,14 @@ class CompiledInference(PyTorchInference):
             self.kv_cache, self.hooks = self.model.install_kv_cache_hooks()
         if tokens.shape[-1] > self.initial_token_length:
             tokens = tokens[:, -1:]  # only the last token after the first step, as PyTorchInference
-        limit = recompile_limit(self.model)
-        with torch._dynamo.config.patch(recompile_limit=limit, accumulated_recompile_limit=max(256, 4 * limit)):
+        with torch._dynamo.config.patch(_limits(recompile_limit(self.model))):
             return compiled_step()(self.model.decoder, tokens, audio_features, self.kv_cache)
+
+
+def _limits(limit: int) -> dict[str, int]:
+    """dynamo's recompile limits under their names in this torch (``cache_size_limit`` before torch 2.6)."""
+    config = torch._dynamo.config
+    new = hasattr(config, "recompile_limit")
+    per_code = "recompile_limit" if new else "cache_size_limit"
+    total = "accumulated_recompile_limit" if new else "accumulated_cache_size_limit"
+    return {per_code: limit, total: max(getattr(config, total, 256), 4 * limit)}

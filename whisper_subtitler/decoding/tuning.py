@@ -6,8 +6,9 @@ openai-whisper's own code, which attention kernel SDPA should use (``kernels.att
 Winners are cached by ``platform.tune``, so the next run measures nothing.
 
 Every candidate decodes the same chunks with the same options, so the words do not depend on the winner (rows of a
-batch are decoded independently, ``batch.BudgetedDecodingTask``; the kernels, the attention kernels and the
-compiled step do the same arithmetic up to float rounding, ``tests/test_decoding_kernels.py``, ``tests/test_decoding_compiled.py``).
+batch are decoded independently, ``batch.BudgetedDecodingTask``; the kernels, the attention kernels and the compiled
+step do the same arithmetic up to float rounding, ``tests/test_decoding_kernels.py``,
+``tests/test_decoding_compiled.py``).
 
 The compiled step is scored with its compilation spread over an hour of speech (``PAYBACK_WINDOWS`` windows,
 ``tune(amortize=...)``): compilation is paid again by every process. On 2 CPU cores it took about 20 s for a step
@@ -66,11 +67,12 @@ def choose_settings(
 ) -> DecodingSettings:
     """The decoding settings for this run (see the module docstring). ``selection`` is a ``platform.Selection``.
 
-    Level 2 measures at most ``max(candidates)`` chunks of ``audio`` per batch-size candidate (most speech first;
-    a ``requested`` batch size is kept as it is), then one batch with the decoder kernels on and off, then with each
-    attention kernel of the backend (``kernels.ATTENTION_KERNELS``) and PyTorch's choice, then eager and compiled (a first run, whose excess over the later ones, the compilation, is counted spread over
-    an hour of speech, then timed runs); candidates that fail (out of memory, no compiler) are dropped; the winners
-    are cached per device, driver, torch, dtype and model.
+    Level 2 measures at most ``max(candidates)`` chunks of ``audio`` per batch-size candidate (most speech first; a
+    ``requested`` batch size is kept as it is), then one batch with the decoder kernels on and off, then with each
+    attention kernel of the backend (``kernels.ATTENTION_KERNELS``) and PyTorch's choice, then eager and compiled (a
+    first run, whose excess over the later ones, the compilation, is counted spread over an hour of speech, then
+    timed runs); candidates that fail (out of memory, no compiler) are dropped; the winners are cached per device,
+    driver, torch, dtype and model.
     """
     advice = requested if requested is not None else selection.batch_size
     if selection.optimization_level < 2 or not speech:
