@@ -47,8 +47,32 @@ def test_compiled_step_gives_the_same_tokens_and_compiles_graphs(tiny_features):
     assert [d.token_probs for d in compiled] == [pytest.approx(d.token_probs, abs=1e-4) for d in eager]
 
 
-def test_recompile_limit_grows_with_the_decoder_layers(tiny_features):
-    from whisper_subtitler.decoding.compiled import GRAPHS_PER_LAYER, recompile_limit
+def test_a_failing_compiled_step_falls_back_to_eager_decoding(tiny_features, monkeypatch, caplog):
+    """A compiled step that fails in a real run (a compiler removed since level 2 chose it) costs a warning, not the
+    file: the batch is decoded again eagerly, with the same words, and compilation stays off for the rest."""
+    import whisper
+
+    from whisper_subtitler.decoding import compiled
+    from whisper_subtitler.decoding.batched import ChunkTranscriber
+    from whisper_subtitler.decoding.chunking import plan_chunks
+    from whisper_subtitler.decoding.features import array_source
+    from whisper_subtitler.transcribe import TranscribeOptions
+    from whisper_subtitler.vad import speech_regions
 
     model, _ = tiny_features
-    assert recompile_limit(model) == GRAPHS_PER_LAYER * (model.dims.n_text_layer + 1) > 30  # 30 graphs for tiny.en
+    audio = whisper.load_audio(str(media.SAMPLE_WAV))
+    source = array_source(audio, 16000)
+    chunks = plan_chunks(speech_regions(audio))
+
+    def broken():
+        def step(*args, **kwargs):
+            raise RuntimeError("InvalidCxxCompiler: No working C++ compiler found")
+        return step
+
+    eager = ChunkTranscriber(model, TranscribeOptions(), batch_size=4).transcribe(chunks, source)
+    monkeypatch.setattr(compiled, "compiled_step", broken)
+    transcriber = ChunkTranscriber(model, TranscribeOptions(), batch_size=4, compiled_decoder=True)
+    fallback = transcriber.transcribe(chunks, source)
+    assert "decoding with the compiled decoder step failed (InvalidCxxCompiler" in caplog.text
+    assert transcriber.compiled_decoder is False
+    assert [s.text for s in fallback] == [s.text for s in eager] and len(" ".join(s.text for s in eager)) > 100

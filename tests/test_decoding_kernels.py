@@ -111,7 +111,7 @@ def test_pinned_attention_kernel_is_used_and_decodes_the_same_text(models, mel):
     with torch.no_grad():
         features = fast.encoder(mel)
         reference = decode_features(fast, features, [120, 120], language="en")
-        for name in ATTENTION_KERNELS["cpu"]:
+        for name in ("FLASH_ATTENTION", *ATTENTION_KERNELS["cpu"]):
             with attention_kernel(name):
                 assert [d.tokens for d in decode_features(fast, features, [120, 120], language="en")] == [
                     d.tokens for d in reference]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from whisper_subtitler.decoding.backoff import BatchRunner
+from whisper_subtitler.decoding.backoff import BatchRunner, is_out_of_memory
 from whisper_subtitler.decoding.chunking import Chunk, decoding_order, plan_chunks, token_budget
 from whisper_subtitler.decoding.features import SampleSource, array_source, chunk_samples, log_mel_windows, quietest_point
 from whisper_subtitler.decoding.quality import Decoded, Thresholds, best_attempt, is_silence, needs_fallback
@@ -45,6 +45,9 @@ class ChunkTranscriber:
     ``decoder_kernels``: see ``_set_kernels``; ``compiled_decoder``: each decoding step through ``torch.compile``
     (``compiled``; off unless level 2 measured it faster); ``attention``: the SDPA kernel pinned for the encoder and
     the decoding loop (``kernels.attention_kernel``; ``None``, PyTorch's choice, unless level 2 measured another).
+    If a batch fails with either of these on (a compiler gone since level 2 measured it, a kernel that cannot serve
+    some shape), both are turned off with a warning and the batch is decoded again. ``cpu_fallback``: after an
+    out-of-memory error at batch 1, move the model to the CPU (``backoff.BatchRunner``); without it, re-raise.
     """
 
     def __init__(
@@ -57,13 +60,14 @@ class ChunkTranscriber:
         decoder_kernels: bool | None = None,
         compiled_decoder: bool = False,
         attention: str | None = None,
+        cpu_fallback: bool = True,
     ) -> None:
         self.model = model
         self.options = options
         self.thresholds = thresholds
         self.language = options.language
         self.fp16 = bool(options.fp16) and model.device.type != "cpu"
-        self.runner = BatchRunner(batch_size, to_cpu=self._to_cpu, release=self._release)
+        self.runner = BatchRunner(batch_size, to_cpu=self._to_cpu if cpu_fallback else None, release=self._release)
         self._tokenizer = None
         self.decoder_kernels = decoder_kernels
         self.compiled_decoder = compiled_decoder
@@ -142,9 +146,22 @@ class ChunkTranscriber:
         if self.language is None and not self.model.is_multilingual:
             self.language = "en"
         ordered = decoding_order(chunks)
-        results = self.runner.run(ordered, lambda group: self._decode_group(group, source))
+        results = self.runner.run(ordered, lambda group: self._decode_group_or_eager(group, source))
         by_index = {c.index: segments for c, segments in zip(ordered, results)}
         return [s for c in sorted(chunks, key=lambda c: c.index) for s in by_index[c.index]]
+
+    def _decode_group_or_eager(self, group: list[Chunk], source: SampleSource) -> list[tuple[Segment, ...]]:
+        try:
+            return self._decode_group(group, source)
+        except Exception as error:  # noqa: BLE001 - re-raised unless the level-2 extras can be dropped
+            if is_out_of_memory(error) or not (self.compiled_decoder or self.attention):
+                raise
+            extras = [name for name, on in (("the compiled decoder step", self.compiled_decoder),
+                                            (f"attention kernel {self.attention}", self.attention)) if on]
+            cause = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            log.warning("decoding with %s failed (%s); decoding without from here on", " and ".join(extras), cause)
+            self.compiled_decoder, self.attention = False, None
+            return self._decode_group(group, source)
 
     def _decode_group(self, group: list[Chunk], source: SampleSource) -> list[tuple[Segment, ...]]:
         import torch

@@ -26,7 +26,8 @@ Attention kernel. openai-whisper calls ``F.scaled_dot_product_attention`` (SDPA)
 memory-efficient, cuDNN or the plain math form, in PyTorch's priority order for the device, dtype and shapes).
 ``attention_kernel`` pins one for the encoder and the decoding loop, so that optimization level 2 can measure the
 choice (``ATTENTION_KERNELS`` per backend). Measured on 2 CPU cores, tiny.en, 8 windows: torch's choice (flash)
-2.0 s encoder and 2.4 s decoding, flash the same, math 3.9 s and 2.4 s; the memory-efficient kernel has no CPU form.
+2.0 s encoder and 2.4 s decoding, flash pinned the same, math 3.9 s and 2.4 s; the memory-efficient kernel has no
+CPU form.
 The alignment pass reads attention weights, which SDPA does not return, so it uses the math form whatever is pinned.
 """
 
@@ -45,7 +46,7 @@ ATTENTION_KERNELS = {  # torch.nn.attention.SDPBackend names worth measuring per
     "cuda": ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH"),
     "rocm": ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH"),
     "mps": ("MATH",),
-    "cpu": ("FLASH_ATTENTION", "MATH"),
+    "cpu": ("MATH",),  # PyTorch's own choice on the CPU is its flash kernel: no need to measure it twice
 }
 
 
@@ -156,7 +157,8 @@ def _cross_attention_forward(self, x, xa=None, mask=None, kv_cache=None):
 def attention_kernel(name: str | None) -> contextlib.AbstractContextManager:
     """A context in which SDPA uses only the kernel ``name`` (a ``torch.nn.attention.SDPBackend`` member name,
     e.g. ``"FLASH_ATTENTION"``); ``None``: PyTorch's own choice. Inside it, a call the kernel cannot serve raises
-    ``RuntimeError`` ("No viable backend"); an unknown name raises ``AttributeError`` at once."""
+    ``RuntimeError`` ("No viable backend" on the CPU, "No available kernel" on CUDA); an unknown name raises
+    ``AttributeError`` at once."""
     if name is None:
         return contextlib.nullcontext()
     from torch.nn.attention import SDPBackend, sdpa_kernel

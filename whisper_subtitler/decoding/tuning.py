@@ -11,8 +11,10 @@ step do the same arithmetic up to float rounding, ``tests/test_decoding_kernels.
 ``tests/test_decoding_compiled.py``).
 
 The compiled step is scored with its compilation spread over an hour of speech (``PAYBACK_WINDOWS`` windows,
-``tune(amortize=...)``): compilation is paid again by every process. On 2 CPU cores it took about 20 s for a step
-no faster on tiny.en at batch 16 (``compiled``), so there it is measured once and cached as off.
+``tune(amortize=...)``): compilation is paid again by every process. On 2 CPU cores the first compiled run took
+26-27 s, about 20 s more than the eager one, for a step no faster on tiny.en at batch 16 (``compiled``), so there it
+is measured once and cached as off. A candidate whose words differ from the first run's by more than
+``MAX_WORD_CHANGE`` is dropped, however fast: the words must not depend on the winner.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
 
 from whisper_subtitler.transcribe import TranscribeOptions
 from whisper_subtitler.types import Audio
@@ -28,6 +31,7 @@ log = logging.getLogger(__name__)
 
 CPU_CANDIDATES = (4, 8, 16)  # PERFORMANCE.md: above 8 adds little on the CPU; measured anyway
 MIN_SAMPLE_CHUNKS = 4  # fewer chunks than this: nothing worth measuring, keep the advice
+MAX_WORD_CHANGE = 0.02  # a candidate whose words differ more from the first run's is dropped (fp16 rounding: less)
 PAYBACK_WINDOWS = 120  # 30-s windows in an hour of speech: a one-time cost (compilation) must pay back within it
 
 
@@ -41,6 +45,25 @@ def batch_candidates(backend: str, advice: int, cap: int = 32) -> tuple[int, ...
 
 def _pinned(kernel: str) -> str | None:
     return None if kernel == "auto" else kernel
+
+
+def word_change(reference: Sequence[str], words: Sequence[str]) -> float:
+    """The share of ``reference``'s words (0..1) that ``words`` does not keep in order (``difflib``'s matching
+    blocks); 0 for equal lists, 1 when nothing matches or one side is empty and the other not."""
+    if not reference and not words:
+        return 0.0
+    matched = sum(block.size for block in SequenceMatcher(None, reference, words, autojunk=False).get_matching_blocks())
+    return 1.0 - matched / max(len(reference), len(words))
+
+
+def _synchronize(device) -> None:
+    """Wait for the accelerator's queued work (CUDA and ROCm share ``torch.cuda``; MPS has its own)."""
+    import torch
+
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    elif device.type == "mps":
+        torch.mps.synchronize()
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,18 +120,19 @@ def choose_settings(
     fixed = replace(options, language=language)
     gpu = selection.backend != "cpu"
     name = model_name or str(selection.model)
+    reference: dict[int, list[str]] = {}  # per number of chunks, the words of the first run over them
 
     def run(chunks: list, batch_size: int, decoder_kernels: bool | None = None, compiled: bool = False,
             attention: str | None = None) -> None:
         transcriber = ChunkTranscriber(model, fixed, batch_size=batch_size, decoder_kernels=decoder_kernels,
-                                       compiled_decoder=compiled, attention=attention)
-        transcriber.transcribe(chunks, source)
-        if transcriber.batch_size != batch_size or transcriber.runner.on_cpu:
+                                       compiled_decoder=compiled, attention=attention, cpu_fallback=False)
+        words = [w for segment in transcriber.transcribe(chunks, source) for w in segment.text.split()]
+        if transcriber.batch_size != batch_size:
             raise RuntimeError(f"out of memory at batch {batch_size}")  # the runner shrank: not a fair measure
-        if gpu:
-            import torch
-
-            torch.cuda.synchronize()
+        _synchronize(model.device)
+        first = reference.setdefault(len(chunks), words)
+        if (changed := word_change(first, words)) > MAX_WORD_CHANGE:  # a faulty kernel, not just a faster one
+            raise RuntimeError(f"{changed:.0%} of the words differ from those of the first run")
 
     timing = dict(warmup=1 if gpu else 0, repeats=2 if gpu else 1)
     batch_size = advice
@@ -117,9 +141,10 @@ def choose_settings(
                       baseline=advice, **timing)
         log.info("level 2: batch size %d (%s)", result.winner, "cached" if result.cached else result.seconds)
         batch_size = int(result.winner)
+    measured = sample[:batch_size]
 
     default = model.device.type == "cpu"  # ChunkTranscriber's default
-    result = tune([default, not default], lambda on: run(sample[:batch_size], batch_size, on),
+    result = tune([default, not default], lambda on: run(measured, batch_size, on),
                   tuning_key(selection, model=name, setting=f"decoder_kernels@{batch_size}"), baseline=default,
                   **timing)
     log.info("level 2: decoder kernels %s (%s)", "on" if result.winner else "off",
@@ -127,15 +152,18 @@ def choose_settings(
     kernels = bool(result.winner)
 
     # "auto": PyTorch's own choice, the baseline (tune() needs a baseline that is not None)
+    setting = f"attention@{batch_size},kernels={kernels}"
     result = tune(["auto", *ATTENTION_KERNELS.get(selection.backend, ())],
-                  lambda kernel: run(sample[:batch_size], batch_size, kernels, attention=_pinned(kernel)),
-                  tuning_key(selection, model=name, setting=f"attention@{batch_size}"), baseline="auto", **timing)
+                  lambda kernel: run(measured, batch_size, kernels, attention=_pinned(kernel)),
+                  tuning_key(selection, model=name, setting=setting), baseline="auto", **timing)
     log.info("level 2: attention kernel %s (%s)", result.winner, "cached" if result.cached else result.seconds)
     attention = _pinned(result.winner)
 
-    result = tune([False, True], lambda on: run(sample[:batch_size], batch_size, kernels, on, attention),
-                  tuning_key(selection, model=name, setting=f"compiled_decoder@{batch_size}"), baseline=False,
-                  warmup=1, repeats=timing["repeats"], amortize=max(1, PAYBACK_WINDOWS // batch_size))
+    # compilation is paid once per process: spread over the windows of an hour of speech, in runs of `measured`
+    setting = f"compiled_decoder@{batch_size},kernels={kernels},attention={result.winner}"
+    result = tune([False, True], lambda on: run(measured, batch_size, kernels, on, attention),
+                  tuning_key(selection, model=name, setting=setting), baseline=False,
+                  warmup=1, repeats=timing["repeats"], amortize=max(1, PAYBACK_WINDOWS // len(measured)))
     log.info("level 2: compiled decoder step %s (%s)", "on" if result.winner else "off",
              "cached" if result.cached else result.seconds)
     return DecodingSettings(batch_size, kernels, bool(result.winner), attention)

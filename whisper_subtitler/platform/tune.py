@@ -9,8 +9,9 @@ compares against the level-1 baseline and remembers the winner per device, drive
                   baseline=selection.batch_size)
     batch_size = result.winner
 
-Only settings that change speed belong here (batch size, cuDNN benchmark, attention kernel): never anything
-that changes the words produced. No torch import.
+Only settings that change speed belong here (batch size, cuDNN benchmark, attention kernel, compilation): never
+anything that changes the words beyond float rounding (the caller checks the words of each candidate). No torch
+import.
 """
 
 from __future__ import annotations
@@ -59,8 +60,9 @@ def tuning_key(selection: Selection, model: str, setting: str) -> dict[str, str]
 
 @dataclass(frozen=True)
 class TuneResult:
-    """The chosen candidate. ``cached``: read from the cache, nothing measured; ``seconds``: best time per
-    measured candidate (``repr`` of the candidate -> seconds); ``failed``: candidates whose measure raised."""
+    """The chosen candidate. ``cached``: read from the cache, nothing measured; ``seconds``: score per measured
+    candidate (``repr`` of the candidate -> seconds: the best time, plus the amortized one-time cost with
+    ``tune(amortize=...)``); ``failed``: candidates whose measure raised."""
 
     winner: Any
     cached: bool
