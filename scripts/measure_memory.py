@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -103,14 +104,11 @@ def main() -> None:
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
             print(f"{name} batch {batch}: +{rows[-1]['growth_mib']} MiB", file=sys.stderr)
         results += rows
-        xs, ys = [r["batch"] for r in rows], [r["growth_mib"] for r in rows]
-        n = len(xs)
-        mx, my = sum(xs) / n, sum(ys) / n
-        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / max(sum((x - mx) ** 2 for x in xs), 1e-9)
+        slope, intercept = statistics.linear_regression([r["batch"] for r in rows], [r["growth_mib"] for r in rows])
         dtype = rows[0]["dtype"]
         est = estimate_memory(WHISPER_DIMS[name], dtype, materialized_attention=args.device == "cpu")
         fits[name] = {"measured_row_mib": round(slope, 1), "estimated_row_mib": round(est.row / MIB, 1),
-                      "measured_fixed_mib": round(my - slope * mx, 1), "dtype": dtype}
+                      "measured_fixed_mib": round(intercept, 1), "dtype": dtype}
     print(json.dumps({"device": args.device, "measurements": results, "per_row": fits}, indent=2))
 
 

@@ -69,9 +69,10 @@ def speech(clean_speech):
 
 @pytest.fixture(scope="module")
 def batched(tiny, clean_speech, speech):
-    from whisper_subtitler.decoding.batched import transcribe_batched
+    from whisper_subtitler.decoding.batched import DecodingSettings, transcribe_batched
 
-    return transcribe_batched(tiny, clean_speech[0], speech, TranscribeOptions(), batch_size=4, model_name="tiny.en")
+    return transcribe_batched(tiny, clean_speech[0], speech, TranscribeOptions(), settings=DecodingSettings(4),
+                              model_name="tiny.en")
 
 
 def wer(reference: str, hypothesis: str) -> float:
@@ -222,7 +223,7 @@ def test_no_speech_gives_no_segments_and_tiny_chunks_work(tiny, clean_speech):
 
 
 def test_speech_up_to_the_last_sample_is_transcribed(tiny, clean_speech, batched):
-    from whisper_subtitler.decoding.batched import transcribe_batched
+    from whisper_subtitler.decoding.batched import DecodingSettings, transcribe_batched
     from whisper_subtitler.vad import speech_regions
 
     audio = clean_speech[0]
@@ -230,6 +231,6 @@ def test_speech_up_to_the_last_sample_is_transcribed(tiny, clean_speech, batched
                 sample_rate=SAMPLE_RATE, source=audio.source)  # ends inside the last word
     speech = speech_regions(cut.samples)
     assert speech[-1][1] == pytest.approx(cut.duration, abs=0.05)
-    out = transcribe_batched(tiny, cut, speech, TranscribeOptions(), batch_size=4)
+    out = transcribe_batched(tiny, cut, speech, TranscribeOptions(), settings=DecodingSettings(4))
     assert len(out.words) >= len(batched.words) - 3
     assert all(w.end <= cut.duration for w in out.words)

@@ -288,9 +288,7 @@ class Pipeline:
 
         settings = choose_settings(model, audio, speech, options, self.selection,
                                    model_name=self._model_name, requested=self.options.batch_size)
-        return transcribe_batched(model, audio, speech, options, batch_size=settings.batch_size,
-                                  model_name=self._model_name, decoder_kernels=settings.decoder_kernels,
-                                  compiled_decoder=settings.compiled_decoder, attention=settings.attention)
+        return transcribe_batched(model, audio, speech, options, settings=settings, model_name=self._model_name)
 
     def _diarize(self, audio, transcript):
         from whisper_subtitler.diarize import load_diarizer

@@ -21,7 +21,6 @@ from pathlib import Path
 from whisper_subtitler.types import Audio
 
 
-
 @dataclass
 class Prepared:
     """A file's first audio piece, its VAD speech regions (seconds, in the piece) and the rest of its stream."""

@@ -23,6 +23,8 @@ from whisper.model import disable_sdpa
 import whisper.timing as timing  # dtw looked up at call time: platform.mps patches it for MPS tensors
 from whisper.timing import WordTiming, median_filter, merge_punctuations
 
+from whisper_subtitler.decoding.kernels import decoder_blocks
+
 MEDFILT_WIDTH = 7  # frames, whisper.timing.find_alignment default
 QK_SCALE = 1.0  # whisper.timing.find_alignment default
 PREPEND_PUNCTUATIONS = "\"'“¿([{-"  # whisper.transcribe defaults
@@ -41,8 +43,9 @@ class TimedWord:
 
 
 def _attention_weights(model, tokens: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
-    """The decoder's blocks over ``tokens`` ``(B, T)`` (``whisper.model.TextDecoder.forward`` without the final
-    layer norm and output projection): ``(B, n_alignment_heads, T, n_audio_ctx)`` cross-attention weights
+    """The decoder's blocks over ``tokens`` ``(B, T)``, up to the last one with an alignment head
+    (``kernels.decoder_blocks``; no final layer norm, no output projection): ``(B, n_alignment_heads, T, n_audio_ctx)``
+    cross-attention weights
     (pre-softmax, as ``find_alignment`` takes them) of the alignment heads only."""
     heads = model.alignment_heads.indices().T.tolist()  # (layer, head) pairs
     by_layer: dict[int, list[int]] = {}
@@ -58,10 +61,7 @@ def _attention_weights(model, tokens: torch.Tensor, features: torch.Tensor) -> t
     ]
     try:
         with torch.no_grad(), disable_sdpa():  # SDPA does not return the attention weights
-            x = decoder.token_embedding(tokens) + decoder.positional_embedding[: tokens.shape[-1]]
-            x = x.to(features.dtype)
-            for block in decoder.blocks[: max(by_layer) + 1]:
-                x = block(x, features, mask=decoder.mask)
+            decoder_blocks(decoder, tokens, features, n_blocks=max(by_layer) + 1)
     finally:
         for hook in hooks:
             hook.remove()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,6 +36,18 @@ if TYPE_CHECKING:
     from whisper_subtitler.decoding.alignment import TimedWord
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class DecodingSettings:
+    """How the batched stage decodes (chosen by ``tuning.choose_settings``): ``batch_size`` rows per batch;
+    ``decoder_kernels``: on, off, or ``None`` for the device's default; ``compiled_decoder``: decoding steps through
+    ``torch.compile``; ``attention``: the SDPA kernel, ``None`` for PyTorch's choice (see ``ChunkTranscriber``)."""
+
+    batch_size: int = CPU_BATCH
+    decoder_kernels: bool | None = None
+    compiled_decoder: bool = False
+    attention: str | None = None
 
 
 class ChunkTranscriber:
@@ -76,7 +89,8 @@ class ChunkTranscriber:
 
     def _set_kernels(self) -> None:
         """The decoder kernels (``kernels``): as asked, else on for the CPU, where they were measured faster
-        (about a third less decoding time), and off elsewhere."""
+        (level 2 on the benchmark clip: 6.3-6.5 s against 7.6-8.4 s, docs/platform-measurements.md), and off
+        elsewhere."""
         from whisper_subtitler.decoding.kernels import set_decoder_kernels
 
         on = self.decoder_kernels if self.decoder_kernels is not None else self.model.device.type == "cpu"
@@ -224,15 +238,12 @@ def transcribe_batched(
     speech: Sequence[tuple[float, float]],
     options: TranscribeOptions,
     *,
-    batch_size: int = CPU_BATCH,
+    settings: DecodingSettings = DecodingSettings(),
     model_name: str = "",
     thresholds: Thresholds = Thresholds(),
-    decoder_kernels: bool | None = None,
-    compiled_decoder: bool = False,
-    attention: str | None = None,
 ) -> Transcript:
-    """Transcribe the VAD ``speech`` regions (seconds) of ``audio`` in batches of ``batch_size`` chunks
-    (``decoder_kernels``, ``compiled_decoder``, ``attention``: see ``ChunkTranscriber``).
+    """Transcribe the VAD ``speech`` regions (seconds) of ``audio`` in batches of ``settings.batch_size`` chunks
+    (the other ``settings``: see ``ChunkTranscriber``).
 
     Returns a ``Transcript`` whose words carry word timestamps in seconds from the start of the audio; audio
     without speech gives a transcript without segments (no model call). Raises ``ValueError`` for regions out of
@@ -245,9 +256,9 @@ def transcribe_batched(
     if not chunks:
         return empty
     started = time.perf_counter()
-    transcriber = ChunkTranscriber(model, options, batch_size=batch_size, thresholds=thresholds,
-                                   decoder_kernels=decoder_kernels, compiled_decoder=compiled_decoder,
-                                   attention=attention)
+    transcriber = ChunkTranscriber(model, options, batch_size=settings.batch_size, thresholds=thresholds,
+                                   decoder_kernels=settings.decoder_kernels,
+                                   compiled_decoder=settings.compiled_decoder, attention=settings.attention)
     segments = transcriber.transcribe(chunks, source)
     language = transcriber.language
     log.debug("%s: %d chunks, %d segments in %.1f s (batch %d)", audio.source, len(chunks), len(segments),

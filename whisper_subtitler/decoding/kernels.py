@@ -82,15 +82,21 @@ def uses_projection(model) -> bool:
     return getattr(model.decoder, "logits_projection", None) is not None
 
 
+def decoder_blocks(decoder, tokens, xa, kv_cache=None, n_blocks: int | None = None):
+    """``whisper.model.TextDecoder.forward`` (openai-whisper 20250625) up to its final layer norm: token and
+    positional embeddings, then the first ``n_blocks`` blocks (all by default). ``tokens`` ``(B, T)``, ``xa`` the
+    audio features ``(B, n_audio_ctx, n_audio_state)``; returns hidden states ``(B, T, n_text_state)``."""
+    offset = next(iter(kv_cache.values())).shape[1] if kv_cache else 0
+    x = decoder.token_embedding(tokens) + decoder.positional_embedding[offset : offset + tokens.shape[-1]]
+    x = x.to(xa.dtype)
+    for block in decoder.blocks[:n_blocks]:
+        x = block(x, xa, mask=decoder.mask, kv_cache=kv_cache)
+    return x
+
+
 def _decoder_forward(self, x, xa, kv_cache=None):
     """``whisper.model.TextDecoder.forward`` (openai-whisper 20250625) ending in ``self.logits_projection``."""
-    offset = next(iter(kv_cache.values())).shape[1] if kv_cache else 0
-    x = self.token_embedding(x) + self.positional_embedding[offset : offset + x.shape[-1]]
-    x = x.to(xa.dtype)
-    for block in self.blocks:
-        x = block(x, xa, mask=self.mask, kv_cache=kv_cache)
-    x = self.ln(x)
-    return self.logits_projection(x)
+    return self.logits_projection(self.ln(decoder_blocks(self, x, xa, kv_cache)))
 
 
 def install_cross_attention(model) -> None:

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from difflib import SequenceMatcher
 
+from whisper_subtitler.decoding.batched import ChunkTranscriber, DecodingSettings
 from whisper_subtitler.transcribe import TranscribeOptions
 from whisper_subtitler.types import Audio
 
@@ -66,18 +67,6 @@ def _synchronize(device) -> None:
         torch.mps.synchronize()
 
 
-@dataclass(frozen=True, slots=True)
-class DecodingSettings:
-    """``batch_size`` rows per batch; ``decoder_kernels``: on, off, or ``None`` for the device's default;
-    ``compiled_decoder``: decoding steps through ``torch.compile``; ``attention``: the SDPA kernel, ``None`` for
-    PyTorch's choice (``batched.ChunkTranscriber``)."""
-
-    batch_size: int
-    decoder_kernels: bool | None = None
-    compiled_decoder: bool = False
-    attention: str | None = None
-
-
 def choose_settings(
     model,
     audio: Audio,
@@ -101,7 +90,6 @@ def choose_settings(
     if selection.optimization_level < 2 or not speech:
         return DecodingSettings(advice)
 
-    from whisper_subtitler.decoding.batched import ChunkTranscriber
     from whisper_subtitler.decoding.chunking import decoding_order, plan_chunks
     from whisper_subtitler.decoding.features import array_source, quietest_point
     from whisper_subtitler.decoding.kernels import ATTENTION_KERNELS
