@@ -302,11 +302,11 @@ class Pipeline:
             release_accelerator_memory(self.selection.device)
         if self._diarizer is None:
             self._diarizer = load_diarizer(self.options.diarization, self.selection.device)
-        turns = self._diarizer(audio)
+        diarization = self._diarizer.diarize(audio)
         if exclusive:
             self._diarizer.close()  # Whisper comes back for the next file
             self._diarizer = None
-        transcript = assign_speakers(transcript, turns)
+        transcript = assign_speakers(transcript, diarization.turns, exclusive=diarization.exclusive_turns)
         if self.options.speaker_names:
             transcript = rename_speakers(transcript, self.options.speaker_names)
         return transcript

@@ -70,15 +70,20 @@ class TurnIndex:
         return self.nearest(start, end)
 
 
-def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn]) -> Transcript:
+def assign_speakers(
+    transcript: Transcript, turns: Sequence[SpeakerTurn], exclusive: Sequence[SpeakerTurn] | None = None
+) -> Transcript:
     """A copy of ``transcript`` with ``Word.speaker`` and ``Segment.speaker`` set from ``turns`` and
     ``Transcript.turns`` set to them (sorted by start).
+
+    ``exclusive`` is the same diarization with one speaker at a time (``Diarization.exclusive_turns``); when
+    given, words are assigned from it, and ``turns`` (which may overlap) are what the transcript keeps.
 
     Each segment is split where its words' speaker changes: the pieces keep the decoding statistics, their
     text is their words' text, the first keeps the segment's start and the last its end. A segment without
     words gets the speaker of its own interval. Without turns, speakers are left ``None``.
     """
-    index = TurnIndex(turns)
+    index = TurnIndex(exclusive if exclusive else turns)
     segments: list[Segment] = []
     for segment in transcript.segments:
         if not segment.words:
@@ -86,7 +91,8 @@ def assign_speakers(transcript: Transcript, turns: Sequence[SpeakerTurn]) -> Tra
             continue
         words = [replace(w, speaker=index.speaker_for(w.start, w.end)) for w in segment.words]
         segments.extend(_split_by_speaker(segment, words))
-    return replace(transcript, segments=tuple(segments), turns=index.turns)
+    kept = tuple(sorted((t for t in turns if t.end > t.start), key=lambda t: (t.start, t.end)))
+    return replace(transcript, segments=tuple(segments), turns=kept)
 
 
 def _split_by_speaker(segment: Segment, words: list[Word]) -> list[Segment]:

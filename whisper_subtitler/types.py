@@ -103,6 +103,25 @@ class SpeakerTurn:
     speaker: str
 
 
+@dataclass(frozen=True, slots=True)
+class Diarization:
+    """What speaker diarization found in one input: who speaks when.
+
+    ``turns`` may overlap (overlapped speech, as in RTTM); ``exclusive_turns`` is the same diarization with at
+    most one speaker at any time (pyannote 4's ``exclusive_speaker_diarization``: in overlapped speech, the
+    most likely speaker), which is what word-to-speaker assignment needs. Both sorted by (start, end), times in
+    seconds. A pipeline without an exclusive output gives ``exclusive_turns == turns``.
+    """
+
+    turns: tuple[SpeakerTurn, ...] = ()
+    exclusive_turns: tuple[SpeakerTurn, ...] = ()
+
+    @property
+    def speakers(self) -> tuple[str, ...]:
+        """Speaker labels in order of first appearance."""
+        return tuple(dict.fromkeys(t.speaker for t in self.turns))
+
+
 @dataclass(frozen=True)
 class Transcript:
     """The whole result for one input.

@@ -23,7 +23,7 @@ from typing import TypeVar
 
 from whisper_subtitler.diarize.options import DiarizationOptions
 from whisper_subtitler.errors import MissingRequirementError, ModelNotFoundError, SubtitlerError
-from whisper_subtitler.types import SAMPLE_RATE, Audio, SpeakerTurn
+from whisper_subtitler.types import SAMPLE_RATE, Audio, Diarization, SpeakerTurn
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +34,8 @@ TOKEN_HINT = "set HF_TOKEN or run `hf auth login`, and accept the conditions on 
 
 
 class Diarizer:
-    """A loaded speaker diarization pipeline: ``diarizer(audio) -> tuple[SpeakerTurn, ...]``.
+    """A loaded speaker diarization pipeline: ``diarizer.diarize(audio) -> Diarization``; ``diarizer(audio)`` gives
+    its (possibly overlapping) turns only.
 
     Turns are sorted by start (then end), times in seconds; speakers are labelled ``SPEAKER_00``,
     ``SPEAKER_01``... in order of first appearance. Turns of different speakers may overlap. Call
@@ -48,6 +49,10 @@ class Diarizer:
         self.device = device
 
     def __call__(self, audio: Audio, hook: Callable[..., None] | None = None) -> tuple[SpeakerTurn, ...]:
+        """The speaker turns of ``audio``: ``self.diarize(audio, hook).turns``."""
+        return self.diarize(audio, hook).turns
+
+    def diarize(self, audio: Audio, hook: Callable[..., None] | None = None) -> Diarization:
         """Diarize ``audio`` (mono float32 at 16 kHz, passed in memory).
 
         ``hook`` receives pyannote's progress calls, ``hook(step_name, artifact, file=..., total=..., completed=...)``
@@ -59,7 +64,7 @@ class Diarizer:
         if audio.sample_rate != SAMPLE_RATE:
             raise SubtitlerError(f"diarization needs {SAMPLE_RATE} Hz audio, got {audio.sample_rate} Hz")
         if len(audio.samples) == 0:
-            return ()
+            return Diarization()
         import numpy as np
         import torch
 
@@ -75,12 +80,15 @@ class Diarizer:
                 **self.options.speaker_counts(),
             )
         annotation = getattr(output, "speaker_diarization", output)  # legacy pipelines return the Annotation
-        turns = turns_from_annotation(annotation)
+        names: dict[str, str] = {}
+        turns = turns_from_annotation(annotation, names)
+        exclusive = getattr(output, "exclusive_speaker_diarization", None)
+        exclusive_turns = turns_from_annotation(exclusive, names) if exclusive is not None else turns
         logger.info(
             "diarization: %d speaker turns, %d speakers, %.1f s for %.1f s of audio",
             len(turns), len({t.speaker for t in turns}), time.perf_counter() - started, audio.duration,
         )
-        return turns
+        return Diarization(turns, exclusive_turns)
 
     def with_options(self, options: DiarizationOptions) -> Diarizer:
         """A diarizer sharing this loaded pipeline with other speaker counts (``options.model`` is not reloaded)."""
@@ -100,12 +108,16 @@ class Diarizer:
         self.close()
 
 
-def turns_from_annotation(annotation) -> tuple[SpeakerTurn, ...]:
-    """pyannote ``Annotation`` -> speaker turns sorted by (start, end), relabelled by first appearance."""
+def turns_from_annotation(annotation, names: dict[str, str] | None = None) -> tuple[SpeakerTurn, ...]:
+    """pyannote ``Annotation`` -> speaker turns sorted by (start, end), relabelled by first appearance.
+
+    ``names`` maps pyannote's labels to ours and is extended in place, so that a second annotation of the same
+    file (the exclusive diarization) gets the same labels.
+    """
     raw = sorted(
         ((float(seg.start), float(seg.end), str(label)) for seg, _, label in annotation.itertracks(yield_label=True)),
     )
-    names: dict[str, str] = {}
+    names = {} if names is None else names
     for _, _, label in raw:
         names.setdefault(label, f"SPEAKER_{len(names):02d}")
     return tuple(SpeakerTurn(start, end, names[label]) for start, end, label in raw if end > start)
