@@ -93,9 +93,13 @@ def test_speaker_change_mid_sentence_starts_a_new_cue():
 
 def test_speaker_label_room_is_reserved_on_the_first_line():
     words = words_of(MONOLOGUE, speaker="SPEAKER_00")
-    cues = build_cues(transcript_of(words))
-    assert_hard_rules(cues)  # checks "[SPEAKER_00]: " + first line <= 42
-    unlabelled = build_cues(transcript_of(words), replace(OPT, speaker_labels=False))
+    words += words_of("Right.", words[-1].end + 2.0, speaker="SPEAKER_01")
+    labelled_opt = replace(OPT, speaker_style="label")
+    cues = build_cues(transcript_of(words), labelled_opt)
+    assert all(c.prefixes == (f"[{c.speaker}]: ",) for c in cues)
+    assert_hard_rules(cues, labelled_opt)  # checks "[SPEAKER_00]: " + first line <= 42
+    unlabelled = build_cues(transcript_of(words), replace(OPT, speaker_style="none"))
+    assert all(not c.prefixes for c in unlabelled)
     assert max(len(c.lines[0]) for c in unlabelled) > max(len(c.lines[0]) for c in cues)
 
 

@@ -19,8 +19,8 @@ def test_round_trips_through_srt_library_unchanged(name):
         assert sub.end > sub.start
 
 
-def test_speaker_label_starts_each_cue_and_text_is_literal():
-    transcript, cues = case("tricky")
+def test_speaker_label_starts_each_cue_in_label_style_and_text_is_literal():
+    transcript, cues = case("tricky", "label")
     subs = list(srt.parse(render("srt", transcript, cues)))
     assert all(s.content.startswith(("[SPEAKER_00]: ", "[SPEAKER_01]: ")) for s in subs)
     body = "\n".join(s.content for s in subs)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.cue_helpers import transcript_of, words_of
-from whisper_subtitler.cues import build_cues
+from whisper_subtitler.cues import CueOptions, build_cues
 from whisper_subtitler.types import Transcript
 
 
@@ -32,7 +32,7 @@ def japanese() -> Transcript:
 CASES = {"tricky": tricky, "plain": plain, "japanese": japanese}
 
 
-def case(name: str):
-    """(transcript, cues) of a named case."""
+def case(name: str, speaker_style: str = "change"):
+    """(transcript, cues) of a named case, cues built in ``speaker_style``."""
     transcript = CASES[name]()
-    return transcript, build_cues(transcript)
+    return transcript, build_cues(transcript, CueOptions(speaker_style=speaker_style))

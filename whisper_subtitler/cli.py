@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.logging import RichHandler
 
 from whisper_subtitler import __version__
+from whisper_subtitler.cues.labels import SpeakerStyle
 from whisper_subtitler.errors import ExitCode, SubtitlerError, UsageError
 
 EXIT_CODES_HELP = (
@@ -66,14 +67,26 @@ Bom = Annotated[bool, typer.Option("--bom", rich_help_panel="Subtitles",
 Crlf = Annotated[bool, typer.Option("--crlf", rich_help_panel="Subtitles", help="End lines with CR LF instead of LF.")]
 
 
+SpeakerStyleOption = Annotated[
+    SpeakerStyle,
+    typer.Option("--speaker-style", rich_help_panel="Speakers", case_sensitive=False,
+                 help="How subtitles show speakers: change = the label on the first cue after a speaker change, "
+                 "and two short lines of two speakers as one dialogue cue with dashes ('- '); dash = dialogue "
+                 "dashes only, never names; label = [SPEAKER_00]: on every cue (whisperX); none = nothing. "
+                 "With one speaker nothing is shown. WebVTT voices and ASS styles are kept in every style."),
+]
+
+
 def subtitle_options(*, max_line_width: int, max_lines: int, max_cps: float, fps: float, word_level: bool,
-                     bom: bool, crlf: bool):
+                     bom: bool, crlf: bool, speaker_style: SpeakerStyle | str = SpeakerStyle.change):
     """The ``(CueOptions, WriterOptions)`` of the subtitle options; raises ``UsageError`` for invalid values."""
     from whisper_subtitler.cues import CueOptions
     from whisper_subtitler.writers import WriterOptions
 
-    cue_options = CueOptions(max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps)
-    return cue_options, WriterOptions(bom=bom, crlf=crlf, word_level=word_level)
+    style = SpeakerStyle(speaker_style).value
+    cue_options = CueOptions(max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps,
+                             speaker_style=style)
+    return cue_options, WriterOptions(bom=bom, crlf=crlf, word_level=word_level, speaker_style=style)
 
 
 # Options shared by the commands that write subtitle files.
@@ -203,6 +216,7 @@ def transcribe(
     speaker_names: Annotated[Optional[str], typer.Option("--speaker-names", rich_help_panel="Speakers",
                              help='Names in order of first appearance, e.g. "Alice,Bob". Any speaker option '
                              "implies --diarize.", show_default=False)] = None,
+    speaker_style: SpeakerStyleOption = SpeakerStyle.change,
     gpu_backend: Annotated[
         Optional[GpuBackend],
         typer.Option("--gpu-backend", help="Compute backend. Default: $GPU_BACKEND, else auto "
@@ -247,7 +261,7 @@ def transcribe(
         formats = parse_formats(output_format)
         cue_options, writer_options = subtitle_options(
             max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps, word_level=word_level,
-            bom=bom, crlf=crlf,
+            bom=bom, crlf=crlf, speaker_style=speaker_style,
         )
         from whisper_subtitler.diarize.options import options_from_cli
 
@@ -388,6 +402,7 @@ def format_transcripts(
     word_level: WordLevel = False,
     bom: Bom = False,
     crlf: Crlf = False,
+    speaker_style: SpeakerStyleOption = SpeakerStyle.change,
     verbose: Verbose = 0,
     quiet: Quiet = False,
 ) -> None:
@@ -400,7 +415,7 @@ def format_transcripts(
         formats = parse_formats(output_format)
         cue_options, writer_options = subtitle_options(
             max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps, word_level=word_level,
-            bom=bom, crlf=crlf,
+            bom=bom, crlf=crlf, speaker_style=speaker_style,
         )
         for source in transcripts:
             try:

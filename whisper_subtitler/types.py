@@ -166,7 +166,12 @@ class Cue:
     """One subtitle cue: shown from ``start`` to ``end`` (seconds), text already broken into ``lines``.
 
     ``words`` are the timed words it was built from (for word-level highlighting); ``speaker`` is the one
-    speaker of the cue, or ``None``.
+    speaker of the cue (of its first line for a dialogue cue), or ``None``.
+
+    What the speaker style shows is decided by the cue builder and carried here, so writers only print it:
+    ``prefixes`` holds the text shown before each line (a speaker label ``[SPEAKER_00]: ``, a dialogue dash
+    ``- `` or ``""``), empty when nothing is shown; ``line_speakers`` holds the speaker of each line of a
+    dialogue cue (two speakers, one line each: Netflix's dual-speaker rule), empty for a single-speaker cue.
     """
 
     start: float
@@ -174,7 +179,28 @@ class Cue:
     lines: tuple[str, ...]
     speaker: str | None = None
     words: tuple[Word, ...] = ()
+    prefixes: tuple[str, ...] = ()
+    line_speakers: tuple[str | None, ...] = ()
 
     @property
     def text(self) -> str:
+        """The cue's lines without speaker labels or dashes, joined with line breaks."""
         return "\n".join(self.lines)
+
+    @property
+    def dialogue(self) -> bool:
+        """Whether this is a dialogue cue: its lines are spoken by different speakers."""
+        return len(set(self.line_speakers)) > 1
+
+    @property
+    def shown_lines(self) -> tuple[str, ...]:
+        """The lines as shown: each with its prefix (speaker label or dialogue dash) when it has one."""
+        if not self.prefixes:
+            return self.lines
+        return tuple(p + line for p, line in zip(self.prefixes, self.lines)) + self.lines[len(self.prefixes):]
+
+    def speaker_of_line(self, index: int) -> str | None:
+        """The speaker of line ``index``: from ``line_speakers`` in a dialogue cue, else ``speaker``."""
+        if index < len(self.line_speakers):
+            return self.line_speakers[index]
+        return self.speaker

@@ -2,7 +2,8 @@
 
 Rules (Netflix Timed Text Style Guide, ``SUBTITLES.md``), options in ``CueOptions``:
 
-- a cue never mixes two speakers, and a pause of ``pause`` seconds or more always ends a cue;
+- a cue never mixes two speakers, except a dialogue cue (``dialogue``: two short utterances of two
+  speakers, one line each after a dash), and a pause of ``pause`` seconds or more always ends a cue;
 - within such a run of words, cue boundaries are chosen by dynamic programming over word positions,
   minimising a cost made of: a fixed cost per cue (fewer, fuller cues), the reading-speed and minimum-duration
   shortfall (the time a cue needs against the time it can get before the next word), the line-break penalty
@@ -10,7 +11,9 @@ Rules (Netflix Timed Text Style Guide, ``SUBTITLES.md``), options in ``CueOption
   bonus for a pause at the boundary, and a cost for a sentence end left inside a cue;
 - hard limits: every cue fits ``max_lines`` lines of ``max_line_width`` columns, and its speech lasts at most
   ``max_duration`` (unless one word alone is longer);
-- each cue takes its start from its first word and its end from its last word (``timing``).
+- each cue takes its start from its first word and its end from its last word (``timing``);
+- the speaker style (``labels``) decides which cues carry a speaker label: room for it is reserved on the
+  first line of those cues only (in ``change`` style, the first cue after a speaker change).
 
 Pure Python: no torch, no numpy, no ffmpeg. About 1 ms per 100 words.
 """
@@ -28,7 +31,15 @@ from whisper_subtitler.cues.guards import (
     drop_silent_segments,
     drop_unvoiced,
 )
-from whisper_subtitler.cues.labels import speaker_label
+from whisper_subtitler.cues.dialogue import one_line, pair_runs
+from whisper_subtitler.cues.labels import (
+    DIALOGUE_DASH,
+    SpeakerStyle,
+    forms_dialogue,
+    several_speakers,
+    shows_label,
+    speaker_label,
+)
 from whisper_subtitler.cues.linebreak import Layout, break_penalty, layout, tokenize
 from whisper_subtitler.cues.options import CueOptions
 from whisper_subtitler.cues.timing import Span, needed_duration, time_cues
@@ -48,23 +59,21 @@ LAYOUT_WEIGHT = 0.5  # weight of the cue's own line-break penalty
 class _Context:
     """What every cost evaluation of one transcript needs."""
 
-    def __init__(self, options: CueOptions, spaceless: bool, english: bool) -> None:
+    def __init__(self, options: CueOptions, spaceless: bool, english: bool, style: SpeakerStyle) -> None:
         self.options = options
         self.spaceless = spaceless
         self.english = english
+        self.style = style  # SpeakerStyle.none when the transcript has fewer than two speakers
 
-    def indent(self, speaker: str | None) -> int:
-        if speaker is None or not self.options.speaker_labels:
-            return 0
-        return display_width(speaker_label(speaker))
-
-    def layout(self, words: Sequence[Word]) -> Layout | None:
+    def layout(self, words: Sequence[Word], labelled: bool = False) -> Layout | None:
+        """Lines of a cue of ``words``; ``labelled``: its first line carries the speaker label."""
         o = self.options
+        speaker = words[0].speaker
         return layout(
             tokenize([w.text for w in words], self.spaceless),
             max_width=o.max_line_width,
             max_lines=o.max_lines,
-            first_line_indent=self.indent(words[0].speaker),
+            first_line_indent=display_width(speaker_label(speaker)) if labelled and speaker is not None else 0,
             spaceless=self.spaceless,
             english=self.english,
         )
@@ -109,10 +118,11 @@ def _split_runs(words: Sequence[Word], pause: float) -> list[list[Word]]:
     return runs
 
 
-def _group_run(words: list[Word], limit_end: float, ctx: _Context) -> list[list[Word]]:
+def _group_run(words: list[Word], limit_end: float, ctx: _Context, first_labelled: bool) -> list[list[Word]]:
     """Best cue boundaries for one run of words of one speaker, by dynamic programming.
 
-    ``limit_end`` (seconds) is the latest time the run's last cue could stay on screen.
+    ``limit_end`` (seconds) is the latest time the run's last cue could stay on screen; ``first_labelled``
+    whether the run's first cue carries the speaker label (every cue does in ``label`` style).
     """
     o = ctx.options
     n = len(words)
@@ -138,7 +148,7 @@ def _group_run(words: list[Word], limit_end: float, ctx: _Context) -> list[list[
                 continue
             if j - i > 1 and (cols[j] - cols[i] > max_cols + 1 or words[j - 1].end - words[i].start > o.max_duration):
                 break
-            lay = ctx.layout(words[i:j])
+            lay = ctx.layout(words[i:j], (i == 0 and first_labelled) or ctx.style is SpeakerStyle.label)
             if lay is None:
                 continue
             need = needed_duration(_chars(lay.lines, spaceless), o)
@@ -162,6 +172,38 @@ def _group_run(words: list[Word], limit_end: float, ctx: _Context) -> list[list[
     return groups[::-1]
 
 
+def _cue_text(
+    groups: Sequence[Sequence[Word]], ctx: _Context
+) -> list[tuple[tuple[str, ...], tuple[str, ...], tuple[str | None, ...]]]:
+    """(lines, prefixes, line speakers) of each cue: its lines laid out, and what the speaker style shows.
+
+    A group of two speakers is a dialogue cue: one line per speaker, each after a dialogue dash. Any other
+    cue carries the label when ``shows_label`` says so for the speaker of the line shown before it.
+    """
+    out = []
+    previous: str | None = None
+    for k, g in enumerate(groups):
+        speakers = tuple(dict.fromkeys(w.speaker for w in g))
+        if len(speakers) == 2:
+            cut = next(i for i, w in enumerate(g) if w.speaker != g[0].speaker)
+            parts = (g[:cut], g[cut:])
+            lines = tuple(
+                one_line(p, ctx.options, ctx.spaceless, ctx.english)
+                or ("" if ctx.spaceless else " ").join(w.text.strip() for w in p)
+                for p in parts
+            )
+            out.append((lines, (DIALOGUE_DASH, DIALOGUE_DASH), speakers))
+        else:
+            labelled = shows_label(ctx.style, g[0].speaker, previous, k == 0)
+            # A label that no room was kept for (the cue before it was dropped by a guard) is still shown.
+            lay = ctx.layout(g, labelled) or ctx.layout(g)
+            lines = lay.lines if lay is not None else tuple(w.text.strip() for w in g)
+            prefixes = (speaker_label(g[0].speaker),) if labelled and g[0].speaker is not None else ()
+            out.append((lines, prefixes, ()))
+        previous = g[-1].speaker
+    return out
+
+
 def build_cues(
     transcript: Transcript,
     options: CueOptions = CueOptions(),
@@ -171,15 +213,15 @@ def build_cues(
 
     ``speech`` is an optional sequence of VAD speech regions (start, end seconds); words outside them are
     dropped (no cue over silence). Cues come out in time order, with ``start < end`` (at least one frame),
-    at least ``options.min_gap`` seconds apart, each with one speaker (``Word.speaker``) or ``None``, its
-    lines (without speaker label) and its words. The transcript is not modified; an empty transcript gives
-    no cues.
+    at least ``options.min_gap`` seconds apart, each with one speaker (``Word.speaker``) or ``None`` (a
+    dialogue cue: its first line's speaker, and ``line_speakers``), its lines (without speaker label), the
+    label or dashes ``options.speaker_style`` shows (``Cue.prefixes``) and its words. With fewer than two
+    speakers nothing is shown in any style. The transcript is not modified; an empty transcript gives no cues.
     """
     spaceless = options.spaceless
     if spaceless is None:
         spaceless = is_spaceless(transcript.language or None, transcript.text)
     language = (transcript.language or "en").lower()
-    ctx = _Context(options, spaceless, english=language.startswith("en"))
 
     segments = drop_silent_segments(transcript.segments)
     words = repair_words(
@@ -187,28 +229,37 @@ def build_cues(
     )
     words = drop_unvoiced(words, speech, options.speech_pad)
     words = collapse_loops(words, options.max_repeats)
+    style = SpeakerStyle(options.speaker_style) if several_speakers(w.speaker for w in words) else SpeakerStyle.none
+    ctx = _Context(options, spaceless, english=language.startswith("en"), style=style)
 
-    label = max((display_width(speaker_label(w.speaker)) for w in words if w.speaker), default=0)
-    giant = options.max_line_width * options.max_lines - (label if options.speaker_labels else 0)
+    labels = style in (SpeakerStyle.change, SpeakerStyle.label)
+    label = max((display_width(speaker_label(w.speaker)) for w in words if w.speaker), default=0) if labels else 0
+    giant = options.max_line_width * options.max_lines - label
     runs = _split_runs(_split_giant_words(words, max(giant, 1)), options.pause)
-    groups: list[list[Word]] = []
+    limit_ends: list[float] = []
     for k, run in enumerate(runs):
         if k + 1 < len(runs):
-            limit_end = runs[k + 1][0].start - options.min_gap
+            limit_ends.append(runs[k + 1][0].start - options.min_gap)
         elif transcript.duration > 0:
-            limit_end = max(transcript.duration, run[-1].end)
+            limit_ends.append(max(transcript.duration, run[-1].end))
         else:
-            limit_end = run[-1].end + options.max_duration
-        groups.extend(_group_run(run, limit_end, ctx))
+            limit_ends.append(run[-1].end + options.max_duration)
+    dialogue = set(pair_runs(runs, limit_ends, options, spaceless, ctx.english)) if forms_dialogue(style) else set()
+    groups: list[list[Word]] = []
+    for k, run in enumerate(runs):
+        if k - 1 in dialogue:
+            continue
+        if k in dialogue:
+            groups.append(run + runs[k + 1])
+            continue
+        previous = runs[k - 1][-1].speaker if k else None
+        groups.extend(_group_run(run, limit_ends[k], ctx, shows_label(style, run[0].speaker, previous, k == 0)))
     groups = drop_repeats(drop_improbable(groups, options.min_cue_probability))
 
-    laid: list[tuple[list[Word], tuple[str, ...]]] = []
-    for g in groups:
-        lay = ctx.layout(g)
-        lines = lay.lines if lay is not None else tuple(w.text.strip() for w in g)
-        laid.append((list(g), lines))
-    spans = [Span(g[0].start, g[-1].end, _chars(lines, spaceless)) for g, lines in laid]
+    texts = _cue_text(groups, ctx)
+    spans = [Span(g[0].start, g[-1].end, _chars(lines, spaceless)) for g, (lines, _, _) in zip(groups, texts)]
     times = time_cues(spans, options, transcript.duration)
     return tuple(
-        Cue(start, end, lines, g[0].speaker, tuple(g)) for (g, lines), (start, end) in zip(laid, times)
+        Cue(start, end, lines, g[0].speaker, tuple(g), prefixes, line_speakers)
+        for g, (lines, prefixes, line_speakers), (start, end) in zip(groups, texts, times)
     )

@@ -151,10 +151,16 @@ def layout(
     ``first_line_indent`` columns are reserved on the first line (a speaker label). Returns the fewest
     lines that fit, with the breaks of least total penalty (``break_penalty`` plus imbalance), or ``None``
     when the text does not fit at all. Cost: O(n) for two lines, O(lines * n^2) for more.
+
+    With an indent, a broken cue never leaves one word alone after the label on its first line
+    (``[SPEAKER_00]: So`` over the rest reads as a stray label): the first line then holds at least two
+    words, or the layout is ``None`` so the cue builder cuts the cue elsewhere. A single word that is
+    hard-wrapped is the one exception.
     """
     if not tokens:
         return None
     tokens = list(tokens)
+    min_first = 2 if first_line_indent > 0 and len(tokens) > 1 else 1  # words on a labelled first line
     if any(display_width(t.text) > max_width - first_line_indent for t in tokens):
         tokens = _split_wide(tokens, max_width - first_line_indent, spaceless)
     n = len(tokens)
@@ -185,7 +191,7 @@ def layout(
         return None
     # Two lines: try every break point.
     best: tuple[float, int] | None = None
-    for b in range(1, n):
+    for b in range(min_first, n):
         w1, w2 = width(0, b) + first_line_indent, width(b, n)
         if w1 > max_width or w2 > max_width:
             continue
@@ -204,6 +210,8 @@ def layout(
         for li in range(1, lines + 1):
             for b in range(1, n + 1):
                 for a in range(b - 1, -1, -1):
+                    if li == 1 and b - a < min_first:
+                        continue
                     w = width(a, b)
                     if w > limit(li - 1):
                         break

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from whisper_subtitler.cues.labels import SpeakerStyle
 from whisper_subtitler.errors import UsageError
+
+_STYLES = tuple(s.value for s in SpeakerStyle)
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,7 @@ class CueOptions:
     max_repeats: int = 3  # a word or phrase repeated more often in a row is cut back to this (Whisper loops)
     speech_pad: float = 0.3  # seconds of tolerance around VAD speech regions for the silence guard
     spaceless: bool | None = None  # break by characters; None: decide from the language and the text
-    speaker_labels: bool = True  # reserve room on the first line for the "[SPEAKER_00]: " label
+    speaker_style: str = "change"  # how speakers are shown: change, dash, label or none (cues.labels.SpeakerStyle)
 
     def __post_init__(self) -> None:
         checks = (
@@ -51,6 +54,7 @@ class CueOptions:
             (0 <= self.min_cue_probability <= 1, "min_cue_probability must be in [0, 1]"),
             (self.max_repeats >= 1, "max_repeats must be at least 1"),
             (self.speech_pad >= 0, "speech_pad must not be negative"),
+            (self.speaker_style in _STYLES, f"speaker_style must be one of {', '.join(_STYLES)}"),
         )
         for ok, message in checks:
             if not ok:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from whisper_subtitler.cues.labels import speaker_label
 from whisper_subtitler.cues.options import CueOptions
 from whisper_subtitler.cues.width import display_width
 from whisper_subtitler.types import Cue
@@ -45,11 +44,10 @@ def _pct(ok: int, total: int) -> float:
     return round(100.0 * ok / total, 2) if total else 100.0
 
 
-def shown_lines(cue: Cue, options: CueOptions) -> tuple[str, ...]:
-    """The cue's lines as SRT shows them: the first one with the speaker label when labels are on."""
-    if cue.speaker is not None and options.speaker_labels and cue.lines:
-        return (speaker_label(cue.speaker) + cue.lines[0], *cue.lines[1:])
-    return cue.lines
+def shown_lines(cue: Cue, options: CueOptions | None = None) -> tuple[str, ...]:
+    """The cue's lines as SRT shows them: with the speaker label or dialogue dashes the cue carries
+    (``Cue.shown_lines``; the speaker style was applied when the cue was built, ``options`` is not needed)."""
+    return cue.shown_lines
 
 
 def cue_stats(cues: Sequence[Cue], options: CueOptions = CueOptions(), duration: float = 0.0) -> CueStats:

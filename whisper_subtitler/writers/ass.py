@@ -6,6 +6,12 @@ joined with ``\\N``). Times are ``H:MM:SS.cc``, centiseconds from the millisecon
 pysubs2 do. With ``word_level``, each word gets a ``{\\kNN}`` karaoke tag (duration in centiseconds): words
 turn from the secondary colour (grey) to the style's primary colour as they are spoken.
 
+Speakers: each speaker's events use the speaker's style (its colour) and name, in every speaker style; the
+shown text follows the speaker style as in SRT (``Cue.prefixes``: a label or dialogue dashes). A dialogue
+cue is one event (both lines on screen together, as Netflix's dual-speaker rule wants) in the first
+speaker's style, named ``A / B``; its second line starts with a ``{\\c&HBBGGRR&}`` override in the second
+speaker's colour, so each line keeps its speaker's colour (BBC practice: colour marks the speaker).
+
 Text cannot hold override blocks: ``{``/``}`` become ``(``/``)`` and a backslash is followed by a word
 joiner (U+2060) so it never starts a tag.
 """
@@ -57,7 +63,12 @@ def _style(name: str, colour: str) -> str:
     )
 
 
-def _karaoke(cue: Cue) -> str | None:
+def colour_override(colour: str) -> str:
+    """``{\\c&HBBGGRR&}`` for a style colour ``&HAABBGGRR``: the primary colour of the text after it."""
+    return f"{{\\c&H{colour[-6:]}&}}"
+
+
+def _karaoke(cue: Cue) -> list[str] | None:
     """Cue text with a ``{\\kNN}`` tag before each word: the word is highlighted from its start until the
     next word starts (the last one until its end); silence before the first word is an empty syllable.
     Durations come from cumulative centisecond times, so rounding never drifts."""
@@ -85,7 +96,8 @@ def _karaoke(cue: Cue) -> str | None:
             parts.append(f"{{\\k{cs(marks[k + 1]) - cs(marks[k])}}}{escape(text)}")
             k += 1
         out_lines.append("".join(parts))
-    return lead + "\\N".join(out_lines)
+    out_lines[0] = lead + out_lines[0]
+    return out_lines
 
 
 class AssWriter(Writer):
@@ -96,7 +108,8 @@ class AssWriter(Writer):
     cue_based = True
 
     def render(self, transcript: Transcript, cues: Sequence[Cue], options: WriterOptions) -> str:
-        speakers = list(dict.fromkeys([*transcript.speakers, *(c.speaker for c in cues if c.speaker is not None)]))
+        speakers = list(dict.fromkeys([*transcript.speakers, *(s for c in cues for s in (c.speaker, *c.line_speakers)
+                                                               if s is not None)]))
         styles = [_style(DEFAULT_STYLE, PALETTE[0])]
         styles += [_style(style_name(s), PALETTE[i % len(PALETTE)]) for i, s in enumerate(speakers)]
         title = escape(transcript.source or "whisper-subtitler")
@@ -114,14 +127,27 @@ class AssWriter(Writer):
             "\n[Events]\n",
             f"Format: {EVENT_FORMAT}\n",
         ]
+        colours = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(speakers)}
         for cue in cues:
-            text = _karaoke(cue) if options.word_level else None
-            if text is None:
-                text = "\\N".join(escape(line.strip()) for line in cue.lines if line.strip())
+            lines = _karaoke(cue) if options.word_level else None
+            if lines is None:
+                lines = [escape(line.strip()) for line in cue.lines]
+            shown = []
+            for i, line in enumerate(lines):
+                if not line.strip():
+                    continue
+                prefix = escape(cue.prefixes[i]) if i < len(cue.prefixes) else ""
+                speaker = cue.speaker_of_line(i)
+                if cue.dialogue and speaker != cue.speaker and speaker in colours:
+                    prefix = colour_override(colours[speaker]) + prefix
+                shown.append(prefix + line)
+            text = "\\N".join(shown)
             if not text:
                 continue
             style = style_name(cue.speaker) if cue.speaker is not None else DEFAULT_STYLE
             name = style if cue.speaker is not None else ""
+            if cue.dialogue:
+                name = " / ".join(style_name(s) for s in dict.fromkeys(cue.line_speakers) if s is not None)
             out.append(
                 f"Dialogue: 0,{ass_timestamp(cue.start)},{ass_timestamp(cue.end)},{style},{name},0,0,0,,{text}\n"
             )

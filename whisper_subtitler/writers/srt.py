@@ -2,14 +2,15 @@
 
 There is no formal spec; the Python ``srt`` library is the strictest parser (``SUBTITLES.md``), and every
 file written here round-trips through it unchanged (``srt.compose(srt.parse(x)) == x``). Text never
-contains ``-->`` or a blank line. With speakers, the first line starts with ``[SPEAKER_00]: `` (whisperX).
+contains ``-->`` or a blank line. Speakers are shown as the cue carries them (``Cue.shown_lines``, chosen by
+the speaker style): a label ``[SPEAKER_00]: `` (whisperX) before the first line, or a dialogue dash ``- ``
+before each line of a dialogue cue (Netflix Timed Text Style Guide).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from whisper_subtitler.cues.labels import speaker_label
 from whisper_subtitler.types import Cue, Transcript
 from whisper_subtitler.writers.base import Writer, WriterOptions, format_timestamp
 
@@ -31,12 +32,10 @@ class SrtWriter(Writer):
     def render(self, transcript: Transcript, cues: Sequence[Cue], options: WriterOptions) -> str:
         blocks = []
         for cue in cues:
-            lines = [sanitize_line(line) for line in cue.lines]
-            lines = [line for line in lines if line]
-            if not lines:
+            if not any(sanitize_line(line) for line in cue.lines):
                 continue
-            if cue.speaker is not None:
-                lines[0] = speaker_label(cue.speaker) + lines[0]
+            lines = [sanitize_line(line) for line in cue.shown_lines]
+            lines = [line for line in lines if line]
             start = format_timestamp(cue.start, True, ",")
             end = format_timestamp(cue.end, True, ",")
             blocks.append(f"{len(blocks) + 1}\n{start} --> {end}\n" + "\n".join(lines) + "\n\n")

@@ -1,13 +1,16 @@
 """Plain text transcript: one line per segment (as openai-whisper's ``WriteTXT``), not cue-based.
 
-With speakers, a segment is cut where the speaker changes and each line starts with ``[SPEAKER_00]: ``.
+With speakers, a segment is cut where the speaker changes; what starts a line follows the speaker style
+(``WriterOptions.speaker_style``, ``cues.labels.line_prefixes``): ``change`` puts the label ``[SPEAKER_00]: ``
+on the first line and at each speaker change only, ``label`` on every line (whisperX), ``dash`` a dash
+``- `` at each speaker change, ``none`` nothing. With fewer than two speakers no line carries anything.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from whisper_subtitler.cues.labels import speaker_label
+from whisper_subtitler.cues.labels import line_prefixes
 from whisper_subtitler.types import Cue, Segment, Transcript
 from whisper_subtitler.writers.base import Writer, WriterOptions
 
@@ -33,10 +36,11 @@ class TxtWriter(Writer):
     cue_based = False
 
     def render(self, transcript: Transcript, cues: Sequence[Cue], options: WriterOptions) -> str:
-        lines = []
+        lines: list[tuple[str | None, str]] = []
         for seg in transcript.segments:
             for speaker, text in speaker_runs(seg):
                 text = " ".join(text.split())
                 if text:
-                    lines.append((speaker_label(speaker) if speaker is not None else "") + text)
-        return "".join(line + "\n" for line in lines)
+                    lines.append((speaker, text))
+        prefixes = line_prefixes([speaker for speaker, _ in lines], options.speaker_style)
+        return "".join(prefix + text + "\n" for prefix, (_, text) in zip(prefixes, lines))

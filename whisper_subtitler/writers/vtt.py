@@ -1,7 +1,10 @@
 """WebVTT (W3C WebVTT, ``text/vtt``): ``WEBVTT`` header, then cues ``HH:MM:SS.mmm --> HH:MM:SS.mmm``.
 
 Cue text escapes ``&``, ``<`` and ``>`` (so it never contains ``-->``); a speaker is named with a voice span
-``<v SPEAKER_00>...</v>`` on every cue (a voice applies to one cue only), always closed. With
+``<v SPEAKER_00>...</v>`` on every cue (a voice applies to one cue only), always closed, in every speaker
+style: it is metadata that players can style (``::cue(v[voice="SPEAKER_00"])``), not shown text. A dialogue
+cue gets one voice span per line, each holding its speaker's line. The shown text follows the speaker style
+as in SRT (``Cue.prefixes``: a label or dialogue dashes). With
 ``word_level``, every word after the first is preceded by a timestamp tag ``<HH:MM:SS.mmm>`` and wrapped in
 a ``<c>`` class span, so players can style spoken and unspoken words (``::cue(:past)``, karaoke style);
 timestamp tags are strictly inside the cue's time and increasing, as the spec requires.
@@ -60,11 +63,16 @@ class VttWriter(Writer):
             lines = _karaoke_lines(cue) if options.word_level else None
             if lines is None:
                 lines = [escape(line.strip()) for line in cue.lines]
-            lines = [line for line in lines if line.strip()]
-            if not lines:
+            prefixes = [escape(p) for p in cue.prefixes] + [""] * (len(lines) - len(cue.prefixes))
+            shown = [(p + line, cue.speaker_of_line(i)) for i, (p, line) in enumerate(zip(prefixes, lines))
+                     if line.strip()]
+            if not shown:
                 continue
-            text = "\n".join(lines)
-            if cue.speaker is not None:
-                text = f"<v {_voice_name(cue.speaker)}>{text}</v>"
+            if cue.dialogue:  # one voice per line
+                text = "\n".join(f"<v {_voice_name(s)}>{line}</v>" if s is not None else line for line, s in shown)
+            else:
+                text = "\n".join(line for line, _ in shown)
+                if cue.speaker is not None:
+                    text = f"<v {_voice_name(cue.speaker)}>{text}</v>"
             out.append(f"{format_timestamp(cue.start)} --> {format_timestamp(cue.end)}\n{text}\n\n")
         return "".join(out)
