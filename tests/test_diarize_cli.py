@@ -48,7 +48,8 @@ def test_two_voice_clip_srt_shows_the_right_speaker_on_each_cue(cli, clip, tmp_p
     import srt
 
     result = cli("transcribe", str(clip.wav), "--num-speakers", "2", "--speaker-names", "Ann,Bob",
-                 "--format", "srt,rttm", "--model", "tiny.en", "--output-dir", str(tmp_path))
+                 "--format", "srt,rttm", "--model", "tiny.en", "--output-dir", str(tmp_path),
+                 "--speaker-style", "label")  # the label on every cue, to check each cue's speaker
     assert result.returncode == 0, result.stderr
     turns = read_rttm_turns(tmp_path / "two_voices.rttm")
     assert {t.speaker for t in turns} == {"Ann", "Bob"}  # --num-speakers 2 and the names
