@@ -1,4 +1,4 @@
-"""Cue building: timed words to subtitle cues by the readability rules (``SUBTITLES.md``).
+"""Cue building: timed words to subtitle cues by the readability rules (Netflix Timed Text Style Guide).
 
     from whisper_subtitler.cues import CueOptions, build_cues
     cues = build_cues(transcript, CueOptions(max_line_width=37), speech=vad_regions)

@@ -1,6 +1,6 @@
 """Cue building: from timed words (and their speakers) to subtitle cues that meet the readability rules.
 
-Rules (Netflix Timed Text Style Guide, ``SUBTITLES.md``), options in ``CueOptions``:
+Rules (Netflix Timed Text Style Guide, English template), options in ``CueOptions``:
 
 - a cue never mixes two speakers, except a dialogue cue (``dialogue``: two short utterances of two
   speakers, one line each after a dash), and a pause of ``pause`` seconds or more always ends a cue;

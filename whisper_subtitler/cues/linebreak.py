@@ -1,6 +1,6 @@
 """Line breaking inside one cue: the fewest lines that fit, broken at the best place, balanced.
 
-Rules from Netflix's Timed Text Style Guide (``SUBTITLES.md``): keep a short cue on one line; break after
+Rules from Netflix's Timed Text Style Guide (English template): keep a short cue on one line; break after
 punctuation and before conjunctions or prepositions; never separate article and noun, first and last name,
 pronoun and verb, auxiliary or negation and verb; prefer balanced lines (slightly bottom-heavy). Words are
 never broken, except a single word wider than a whole line (hard wrap, last resort). Languages without

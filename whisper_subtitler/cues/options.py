@@ -1,8 +1,8 @@
 """The readability rules of cue building, as one frozen option set.
 
-Defaults follow Netflix's Timed Text Style Guide (English template), the reference most subtitlers work to
-(see ``SUBTITLES.md``): 42 characters per line, 2 lines, 17 characters per second, 5/6 s to 7 s per cue,
-2 frames between cues at 24 fps.
+Defaults follow Netflix's Timed Text Style Guide (English template), the reference most subtitlers work to:
+42 characters per line, 2 lines, 17 characters per second, 5/6 s to 7 s per cue, 2 frames between cues at
+24 fps. How speakers are shown (``speaker_style``): ``cues.labels`` and ``docs/speakers-in-subtitles.md``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """SubRip (SRT): numbered blocks, ``HH:MM:SS,mmm --> HH:MM:SS,mmm``, text lines, a blank line.
 
-There is no formal spec; the Python ``srt`` library is the strictest parser (``SUBTITLES.md``), and every
+There is no formal spec; the Python ``srt`` library is the strictest parser, and every
 file written here round-trips through it unchanged (``srt.compose(srt.parse(x)) == x``). Text never
 contains ``-->`` or a blank line. Speakers are shown as the cue carries them (``Cue.shown_lines``, chosen by
 the speaker style): a label ``[SPEAKER_00]: `` (whisperX) before the first line, or a dialogue dash ``- ``
