@@ -7,7 +7,7 @@ Pure logic: no torch, numpy or ffmpeg import.
 """
 
 from whisper_subtitler.cues.builder import build_cues
-from whisper_subtitler.cues.labels import speaker_label
+from whisper_subtitler.cues.labels import SpeakerStyle, speaker_label
 from whisper_subtitler.cues.options import CueOptions
 
-__all__ = ["CueOptions", "build_cues", "speaker_label"]
+__all__ = ["CueOptions", "SpeakerStyle", "build_cues", "speaker_label"]
