@@ -357,3 +357,17 @@ def test_cli_on_real_two_speaker_speech_labels_speaker_changes_only(cli, tmp_pat
     assert result.returncode == 0, result.stderr
     relabelled = list(srt.parse((tmp_path / "label" / "sample.srt").read_text(encoding="utf-8")))
     assert relabelled and all(re.match(r"\[SPEAKER_0\d\]: ", s.content) for s in relabelled)
+
+
+def test_transcribe_takes_the_style_for_cues_and_txt():
+    from typer.testing import CliRunner
+
+    from whisper_subtitler.cli import app, subtitle_options
+
+    cue_options, writer_options = subtitle_options(max_line_width=42, max_lines=2, max_cps=17.0, fps=24.0,
+                                                   word_level=False, bom=False, crlf=False, speaker_style="dash")
+    assert cue_options.speaker_style == writer_options.speaker_style == "dash"
+    assert subtitle_options(max_line_width=42, max_lines=2, max_cps=17.0, fps=24.0, word_level=False, bom=False,
+                            crlf=False)[0].speaker_style == "change"  # the default
+    result = CliRunner().invoke(app, ["transcribe", "x.wav", "--speaker-style", "names"])
+    assert result.exit_code == 2
