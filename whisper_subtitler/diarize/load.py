@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -52,8 +52,13 @@ class Diarizer:
         """The speaker turns of ``audio``: ``self.diarize(audio, hook).turns``."""
         return self.diarize(audio, hook).turns
 
-    def diarize(self, audio: Audio, hook: Callable[..., None] | None = None) -> Diarization:
+    def diarize(self, audio: Audio, hook: Callable[..., None] | None = None,
+                speech: Sequence[tuple[float, float]] | None = None) -> Diarization:
         """Diarize ``audio`` (mono float32 at 16 kHz, passed in memory).
+
+        ``speech`` are the VAD's speech regions ``(start, end)`` in seconds, when known: the embedded pipeline
+        does not run its segmentation model on windows far from all of them (:mod:`.segmentation`); other
+        pipelines ignore them.
 
         ``hook`` receives pyannote's progress calls, ``hook(step_name, artifact, file=..., total=..., completed=...)``
         (steps ``segmentation``, ``speaker_counting``, ``embeddings``, ``discrete_diarization``), e.g. for a
@@ -74,8 +79,11 @@ class Diarizer:
         started = time.perf_counter()
         with pyannote_compat.stdout_to_log(), pyannote_compat.quiet_pyannote_warnings(), \
                 pyannote_compat.keep_tf32_settings():
+            file = {"waveform": waveform, "sample_rate": audio.sample_rate, "uri": audio.source.stem or "audio"}
+            if speech is not None:
+                file["speech"] = tuple(speech)
             output = self._pipeline(
-                {"waveform": waveform, "sample_rate": audio.sample_rate, "uri": audio.source.stem or "audio"},
+                file,
                 hook=hook,
                 **self.options.speaker_counts(),
             )

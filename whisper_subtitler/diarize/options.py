@@ -24,6 +24,7 @@ class DiarizationOptions:
     num_speakers: int | None = None
     min_speakers: int | None = None
     max_speakers: int | None = None
+    required: bool = True
 
     def __post_init__(self) -> None:
         for name in ("num_speakers", "min_speakers", "max_speakers"):
@@ -52,7 +53,7 @@ class DiarizationOptions:
 
 def options_from_cli(
     *,
-    diarize: bool,
+    diarize: bool | None,
     num_speakers: int | None = None,
     min_speakers: int | None = None,
     max_speakers: int | None = None,
@@ -62,7 +63,9 @@ def options_from_cli(
 ) -> tuple[DiarizationOptions | None, tuple[str, ...]]:
     """The CLI's speaker options -> ``(DiarizationOptions or None, speaker names)``.
 
-    Any speaker option implies ``--diarize`` (a count or name given without it would otherwise be ignored).
+    ``diarize`` is ``--diarize`` (True), ``--no-diarize`` (False) or neither (None: on by default, not required).
+    Any speaker option implies ``--diarize`` (a count or name given without it would otherwise be ignored), and
+    contradicts ``--no-diarize`` (UsageError).
     ``formats`` are the format names as the user gave them (``all`` is not a request for RTTM).
     Raises UsageError for invalid counts or names (see :class:`DiarizationOptions`,
     :func:`whisper_subtitler.speakers.parse_speaker_names`), and for ``--format rttm`` without diarization.
@@ -70,11 +73,13 @@ def options_from_cli(
     from whisper_subtitler.speakers import parse_speaker_names
 
     names = parse_speaker_names(speaker_names) if speaker_names is not None else ()
-    wanted = diarize or any(v is not None for v in (num_speakers, min_speakers, max_speakers, model, speaker_names))
-    if not wanted:
+    asked = any(v is not None for v in (num_speakers, min_speakers, max_speakers, model, speaker_names))
+    if diarize is False:
+        if asked:
+            raise UsageError("speaker options were given with --no-diarize", hint="leave out --no-diarize")
         if "rttm" in formats:
-            raise UsageError("--format rttm needs speaker turns", hint="add --diarize")
+            raise UsageError("--format rttm needs speaker turns", hint="leave out --no-diarize")
         return None, names
     options = DiarizationOptions(model=model, num_speakers=num_speakers, min_speakers=min_speakers,
-                                 max_speakers=max_speakers)
+                                 max_speakers=max_speakers, required=bool(diarize) or asked)
     return options, names

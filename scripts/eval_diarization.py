@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Diarization error rate of the embedded offline pipeline on three sets, for one or more configurations.
+
+    .venv/bin/python scripts/eval_diarization.py                         # the default and the stock pipeline
+    .venv/bin/python scripts/eval_diarization.py --steps 0.1,0.2,0.3    # the window step, pooled embeddings
+
+Sets: pyannote's real ``sample.wav`` against its ``sample.rttm``; the tuning set of
+``scripts/tune_diarization.py`` (generated espeak-ng conversations of one, two and three voices); the real
+conversation re-arranged from the sample's utterances with quick turn-taking (``tests/media_rearranged.py``).
+DER is pyannote.metrics' diarization error rate, no collar, overlapped speech scored, accumulated over the files
+of a set. ``default`` is the pipeline as ``transcribe --diarize`` runs it (with the VAD's speech regions);
+``stock`` is pyannote's own ``SpeakerDiarization`` with the same two models and settings, embedding every window
+on its own and segmenting every window (the pipeline before this change). Prints JSON on stdout; progress on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+log = logging.getLogger("eval_diarization")
+
+
+def load_sets(work_dir: Path) -> dict[str, list[tuple[Path, Path]]]:
+    """(wav, rttm) pairs of each set, generated into ``work_dir``."""
+    from tests import media
+    from tests.media_rearranged import rearranged_sample
+    from tune_diarization import build_set
+
+    tuning = [(c.wav, c.rttm) for c in build_set(work_dir)]
+    rearranged = rearranged_sample(work_dir / "rearranged.wav")
+    return {
+        "sample": [(media.SAMPLE_WAV, media.SAMPLE_RTTM)],
+        "tuning": tuning,
+        "rearranged": [(rearranged.wav, rearranged.rttm)],
+    }
+
+
+def evaluate(pipeline, sets, vad: bool = True) -> dict:
+    """DER and seconds per set for one pipeline; with ``vad``, the file carries silero-vad's speech regions, as
+    in ``whisper-subtitler transcribe`` (the VAD's time is not counted)."""
+    import torch
+    from pyannote.core import Segment
+    from pyannote.database.util import load_rttm
+    from pyannote.metrics.diarization import DiarizationErrorRate
+
+    from tests.media_speech import read_wav
+    from whisper_subtitler.diarize import pyannote_compat
+
+    result = {}
+    for name, files in sets.items():
+        metric = DiarizationErrorRate(collar=0.0, skip_overlap=False)
+        seconds = 0.0
+        speakers = {}
+        for wav, rttm in files:
+            reference = load_rttm(str(rttm))[wav.stem]
+            samples = read_wav(wav)
+            file = {"waveform": torch.from_numpy(samples).unsqueeze(0), "sample_rate": 16_000, "uri": wav.stem}
+            if vad:
+                from whisper_subtitler.vad import speech_regions
+
+                file["speech"] = speech_regions(samples)
+            started = time.perf_counter()
+            with pyannote_compat.stdout_to_log(), pyannote_compat.quiet_pyannote_warnings():
+                hypothesis = pipeline(file).speaker_diarization
+            seconds += time.perf_counter() - started
+            extent = reference.get_timeline().extent() | hypothesis.get_timeline().extent()
+            metric(reference, hypothesis, uem=Segment(0.0, max(extent.end, len(samples) / 16_000)))
+            speakers[wav.stem] = len(hypothesis.labels())
+        result[name] = {"der": round(abs(metric), 4), "seconds": round(seconds, 2), "speakers_found": speakers}
+        log.info("  %s: DER %.2f %% in %.1f s %s", name, 100 * abs(metric), seconds, speakers)
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", default="", help="window steps (fraction of the window) to try, pooled")
+    parser.add_argument("--blocks", default="", help="block lengths (in windows) to try for pooled embeddings")
+    parser.add_argument("--no-stock", action="store_true", help="leave out pyannote's stock embedding")
+    parser.add_argument("--work-dir", type=Path, help="where to write the generated audio (default: a temp dir)")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+
+    from whisper_subtitler.diarize.embedded import SEGMENTATION_STEP, OfflineSpeakerDiarization
+
+    configs = [("default", {})]
+    if not args.no_stock:
+        configs.append(("stock", {"fast": False}))
+    configs += [(f"step {s}", {"segmentation_step": float(s)}) for s in args.steps.split(",") if s]
+    configs += [(f"blocks {b}", {"block_windows": float(b)}) for b in args.blocks.split(",") if b]
+    with tempfile.TemporaryDirectory() as tmp:
+        work_dir = args.work_dir or Path(tmp)
+        work_dir.mkdir(parents=True, exist_ok=True)
+        sets = load_sets(work_dir)
+        results = {}
+        for name, kwargs in configs:
+            log.info("%s %s", name, kwargs)
+            pipeline = OfflineSpeakerDiarization(**kwargs)
+            results[name] = {"settings": {"segmentation_step": pipeline.segmentation_step, **kwargs},
+                             **evaluate(pipeline, sets, vad=name != "stock")}
+    json.dump({"default_step": SEGMENTATION_STEP, "results": results}, sys.stdout, indent=2)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
