@@ -77,8 +77,8 @@ def test_min_speakers_above_max_speakers_is_a_usage_error(cli, clip):
 
 
 def test_rttm_without_diarization_is_a_usage_error(cli, clip):
-    result = cli("transcribe", str(clip.wav), "--format", "rttm")
-    assert result.returncode == 2 and "--diarize" in result.stderr
+    result = cli("transcribe", str(clip.wav), "--format", "rttm", "--no-diarize")
+    assert result.returncode == 2 and "--no-diarize" in result.stderr
 
 
 @pytest.mark.parametrize("extra", [(), ("-vv",)])
@@ -95,7 +95,8 @@ def test_fake_hf_token_appears_nowhere_when_loading_fails(cli, clip, tmp_path, e
 
 
 def test_format_all_without_diarization_is_not_an_rttm_request(cli, clip, tmp_path):
-    result = cli("transcribe", str(clip.wav), "--format", "all", "--dry-run", "--output-dir", str(tmp_path))
+    result = cli("transcribe", str(clip.wav), "--format", "all", "--no-diarize", "--dry-run",
+                 "--output-dir", str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert "two_voices.srt" in result.stdout and "two_voices.ass" in result.stdout
     assert "two_voices.rttm" not in result.stdout  # without speaker turns an RTTM would be empty: not written

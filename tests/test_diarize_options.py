@@ -57,8 +57,11 @@ def test_cli_speaker_options_imply_diarize_and_parse_names():
 
     assert options_from_cli(diarize=False) == (None, ())
     assert options_from_cli(diarize=True) == (DiarizationOptions(), ())
-    assert options_from_cli(diarize=False, num_speakers=2) == (DiarizationOptions(num_speakers=2), ())
-    assert options_from_cli(diarize=False, speaker_names="Ann, Bob") == (DiarizationOptions(), ("Ann", "Bob"))
+    assert options_from_cli(diarize=None) == (DiarizationOptions(required=False), ())  # on by default
+    assert options_from_cli(diarize=None, num_speakers=2) == (DiarizationOptions(num_speakers=2), ())
+    assert options_from_cli(diarize=None, speaker_names="Ann, Bob") == (DiarizationOptions(), ("Ann", "Bob"))
+    with pytest.raises(UsageError, match="--no-diarize"):
+        options_from_cli(diarize=False, num_speakers=2)
     assert options_from_cli(diarize=True, model="pyannote/x")[0].model == "pyannote/x"
 
 
