@@ -1,8 +1,8 @@
 # whisper-subtitler: set-up and everyday commands. Everything installs into $(VENV).
 #   make demo    install, then subtitle the example video (speech made with espeak-ng, video with ffmpeg)
 #   make test    install with the test extras, then run the whole test suite (slow tests included)
-#   make bench   speed and memory against openai-whisper and faster-whisper (docs/benchmarks.md), memory per
-#                batch row (docs/memory-cpu.json)
+#   make bench   speed and memory against openai-whisper and faster-whisper, and speaker diarization against
+#                pyannote's own pipeline (docs/benchmarks.md), memory per batch row (docs/memory-cpu.json)
 # TORCH picks the PyTorch build when the venv has none yet; see README "Install" for CUDA, ROCm and Apple silicon.
 
 VENV    ?= .venv
@@ -48,8 +48,8 @@ test-fast: install-test
 	$(PY) -m pytest -m "not slow"
 
 bench: install-test
+	$(PY) scripts/bench_diarization.py --out docs/diarization-benchmark.json
 	$(PY) bench/run.py --out docs/benchmarks.md --batch-sizes 1,4,8,16
-	$(PY) scripts/bench_diarization.py > docs/diarization-benchmark.json
 	$(PY) scripts/measure_memory.py > docs/memory-cpu.json
 
 clean:

@@ -81,8 +81,9 @@ def _targets(data: dict) -> list[str]:
     return out
 
 
-def render_markdown(data: dict) -> str:
-    """The benchmark page: machine, conditions, method, one table per clip, peak memory, targets."""
+def render_markdown(data: dict, diarization: dict | None = None) -> str:
+    """The benchmark page: machine, conditions, method, one table per clip, peak memory, targets, and the speaker
+    diarization figures of ``scripts/bench_diarization.py`` when given."""
     m = data["machine"]
     loads = [r[k] for r in data["runs"] if "error" not in r for k in ("load_before", "load_after")]
     lines = [
@@ -157,4 +158,44 @@ def render_markdown(data: dict) -> str:
     targets = _targets(data)
     if targets:
         lines += ["## Targets of issue 6", ""] + targets + [""]
+    if diarization:
+        lines += _diarization(diarization)
     return "\n".join(lines)
+
+
+def _diarization(d: dict) -> list[str]:
+    """The speaker diarization section, from ``scripts/bench_diarization.py``'s JSON (run just before)."""
+    lines = [
+        "## Speaker diarization",
+        "",
+        f"From `scripts/bench_diarization.py` ({d['date']}, {d['duration_s'] / 60:.1f} min; JSON in "
+        "`docs/diarization-benchmark.json`). The stage alone, from the waveform to the speaker turns, model loading "
+        "excluded: `fast` is the stage `transcribe` runs (with the VAD's speech regions), `stock` pyannote's own "
+        "`SpeakerDiarization` with the same two models (segmentation-3.0, CAM++), the stage before pooled "
+        "embeddings.",
+        "",
+        "| file | audio s | stage | wall s | x real time | segmentation s | embeddings s | speakers | peak RSS MiB "
+        "| load avg |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in d["stage"]:
+        st = r["stages_s"]
+        lines.append(f"| {r['file']} | {r['audio_s']:.0f} | {r['stage']} | {r['wall_s']:.1f} | {r['rtf']:.1f} "
+                     f"| {st.get('segmentation', 0):.1f} | {st.get('embeddings', 0):.1f} | {r['speakers']} "
+                     f"| {r['peak_rss_bytes'] / 2**20:.0f} | {r.get('load_average_1min', '')} |")
+    runs = d.get("whole_runs") or []
+    if runs:
+        lines += [
+            "",
+            f"Whole runs of `whisper-subtitler transcribe` on the 10-minute clip, {runs[0]['model']} model, default "
+            "settings (process wall time, model loading included; stages from the JSON output's `timings`):",
+            "",
+            "| diarization | wall s | transcribe stage s | diarize stage s | speakers |",
+            "|---|---|---|---|---|",
+        ]
+        for r in runs:
+            st = r["stages_s"]
+            lines.append(f"| {'on (default)' if r['diarize'] else '--no-diarize'} | {r['wall_s']:.1f} "
+                         f"| {st.get('transcribe', 0):.1f} | {st.get('diarize', 0):.1f} | {r['speakers']} |")
+    lines += ["", "Ratios:", ""] + [f"- {k}: {v}" for k, v in d.get("summary", {}).items()] + [""]
+    return lines

@@ -232,7 +232,9 @@ def main() -> None:
     json_path = args.json or args.out.with_suffix(".json")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    args.out.write_text(render_markdown(data), encoding="utf-8")
+    diarization = args.out.parent / "diarization-benchmark.json"  # make bench writes it just before
+    extra = json.loads(diarization.read_text()) if diarization.is_file() and not args.quick else None
+    args.out.write_text(render_markdown(data, extra), encoding="utf-8")
     print(f"wrote {args.out} and {json_path}", file=sys.stderr)
 
 

@@ -1,16 +1,27 @@
 #!/usr/bin/env python3
-"""Speaker diarization speed and memory on the CPU: the embedded offline pipeline (segmentation-3.0 + CAM++).
+"""Speaker diarization speed and memory on the CPU: the embedded offline pipeline against pyannote's own, and
+what diarization adds to a whole ``transcribe`` run.
 
-    .venv/bin/python scripts/bench_diarization.py                      # sample.wav and a generated 10-minute clip
-    .venv/bin/python scripts/bench_diarization.py --long path/to/long_clip.wav --skip-sample
+    .venv/bin/python scripts/bench_diarization.py --out docs/diarization-benchmark.json   # what make bench runs
+    .venv/bin/python scripts/bench_diarization.py --quick                                  # sample.wav only
 
-Prints one JSON document on stdout; progress goes to stderr. Audio: pyannote's real 30 s two-speaker
-``sample.wav`` and the 10-minute clip of ``scripts/make_long_clip.py`` (espeak-ng voices alternated with the
-real sample), generated into a temporary folder unless ``--long`` names one. Each file is measured in its own
-process, so peak memory is that of one diarization: ``peak_rss_bytes`` is the process's peak resident set
-(Python, torch, pyannote and the models included). ``wall_s`` runs from the in-memory waveform to the speaker
-turns (model loading excluded, reported as ``load_s``); ``rtf`` is audio seconds / wall seconds, as in
-``shared/PERFORMANCE.md`` (higher is faster); ``stages_s`` splits the wall time by pyannote's pipeline steps.
+Measured, each in its own process (clean peak memory), in one run:
+
+1. **The diarization stage alone**, from the in-memory waveform to the speaker turns (model loading excluded,
+   reported as ``load_s``), on pyannote's real 30 s ``sample.wav`` and on the 10-minute clip of
+   ``scripts/make_long_clip.py``: ``fast`` is the stage as ``transcribe`` runs it (with silero-vad's speech
+   regions, whose time is not counted: the pipeline has them already); ``stock`` is pyannote's own
+   ``SpeakerDiarization`` with the same two models (``OfflineSpeakerDiarization(fast=False)``), the pipeline
+   before this change. ``stages_s`` splits the wall time by pyannote's steps.
+2. **Whole runs** of ``whisper-subtitler transcribe`` on the 10-minute clip with the base model and default
+   settings, with diarization (the default) and with ``--no-diarize``: process wall time and the stage
+   timings the JSON output records (``transcribe`` is the decoding stage, ``diarize`` the diarization stage).
+3. **Peak memory of a 3-hour two-speaker file** (the real sample repeated with 1 s pauses, dense speech):
+   ``peak_rss_bytes`` of the diarization stage's process (Python, torch, pyannote, the models and the whole
+   waveform included).
+
+Prints (or writes with ``--out``) one JSON document; progress goes to stderr. ``rtf`` is audio seconds / wall
+seconds here (higher is faster), as in the older figures of this file.
 """
 
 from __future__ import annotations
@@ -29,19 +40,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+LONG_HOURS = 3  # the memory file
 
-def measure(path: Path) -> dict:
+
+def measure(path: Path, fast: bool) -> dict:
     """Diarize ``path`` (16 kHz mono 16-bit WAV) once in this process and return the figures."""
     import torch
 
     from tests.media_speech import read_wav
-    from whisper_subtitler.diarize import DiarizationOptions, load_diarizer
+    from whisper_subtitler.diarize import pyannote_compat
+    from whisper_subtitler.diarize.embedded import OfflineSpeakerDiarization
+    from whisper_subtitler.diarize.load import Diarizer
+    from whisper_subtitler.diarize.options import DiarizationOptions
     from whisper_subtitler.types import Audio
+    from whisper_subtitler.vad import speech_regions
 
     samples = read_wav(path)
     audio = Audio(samples, 16_000, path)
+    speech = speech_regions(samples) if fast else None
     started = time.perf_counter()
-    diarizer = load_diarizer(DiarizationOptions(), device="cpu")
+    with pyannote_compat.quiet_pyannote_warnings():
+        diarizer = Diarizer(OfflineSpeakerDiarization(fast=fast), DiarizationOptions(), "embedded")
     load_s = time.perf_counter() - started
 
     # pyannote calls the hook when a step (or a batch of it) is done: the time since the previous call is that
@@ -56,65 +75,138 @@ def measure(path: Path) -> dict:
         last[0] = now
 
     started = last[0] = time.perf_counter()
-    turns = diarizer(audio, hook=hook)
+    diarization = diarizer.diarize(audio, hook=hook, speech=speech)
     wall = time.perf_counter() - started
     stages["annotation"] = time.perf_counter() - last[0]
     return {
         "file": path.name,
+        "stage": "fast" if fast else "stock",
         "audio_s": round(audio.duration, 2),
         "load_s": round(load_s, 2),
         "wall_s": round(wall, 2),
         "rtf": round(audio.duration / wall, 2),
         "stages_s": {k: round(v, 2) for k, v in stages.items() if v >= 0.005},
-        "speakers": len({t.speaker for t in turns}),
-        "turns": len(turns),
+        "speakers": len(diarization.speakers),
+        "turns": len(diarization.turns),
         "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,  # Linux: KiB
         "torch_threads": torch.get_num_threads(),
+        "load_average_1min": round(os.getloadavg()[0], 2),
     }
 
 
-def run_child(path: Path) -> dict:
-    """``measure(path)`` in a fresh Python process (clean peak memory)."""
-    done = subprocess.run([sys.executable, __file__, "--one", str(path)], capture_output=True, text=True)
+def run_child(path: Path, fast: bool) -> dict:
+    """``measure(path, fast)`` in a fresh Python process (clean peak memory)."""
+    args = [sys.executable, __file__, "--one", str(path)] + ([] if fast else ["--stock"])
+    done = subprocess.run(args, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"benchmark of {path} failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout)
+    result = json.loads(done.stdout)
+    print(f"  {result['stage']}: {result['wall_s']} s ({result['stages_s']}), {result['speakers']} speakers, "
+          f"{result['peak_rss_bytes'] / 2**20:.0f} MiB", file=sys.stderr, flush=True)
+    return result
+
+
+def whole_run(path: Path, work: Path, diarize: bool, model: str) -> dict:
+    """``whisper-subtitler transcribe path --model MODEL --format json`` (with or without diarization)."""
+    out = work / ("on" if diarize else "off")
+    args = [sys.executable, "-m", "whisper_subtitler", "transcribe", str(path), "--model", model, "--format", "json",
+            "--output-dir", str(out), "--overwrite", "--quiet"] + ([] if diarize else ["--no-diarize"])
+    load = os.getloadavg()[0]
+    started = time.perf_counter()
+    done = subprocess.run(args, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"transcribe {path} failed:\n{done.stderr[-2000:]}")
+    data = json.loads((out / f"{path.stem}.json").read_text())
+    result = {"file": path.name, "model": model, "diarize": diarize, "wall_s": round(wall, 2),
+              "stages_s": {k: round(v, 2) for k, v in data["timings"].items()}, "speakers": len(data["speakers"]),
+              "load_average_1min": round(load, 2)}
+    print(f"  transcribe {'with' if diarize else 'without'} diarization: {result['wall_s']} s {result['stages_s']}",
+          file=sys.stderr, flush=True)
+    return result
+
+
+def conversation_file(target: Path, hours: float) -> Path:
+    """pyannote's real two-speaker sample repeated with 1 s pauses for ``hours`` hours (16 kHz WAV)."""
+    import numpy as np
+
+    from tests import media
+    from tests.media_speech import read_wav, write_wav
+
+    sample = read_wav(media.SAMPLE_WAV)
+    unit = np.concatenate([sample, np.zeros(16_000, dtype=np.float32)])
+    n = int(hours * 3600 * 16_000)
+    write_wav(target, np.resize(unit, n))
+    return target
+
+
+def summary(data: dict) -> dict:
+    """The ratios the issue asks for."""
+    out = {}
+    by = {(r["file"], r["stage"]): r for r in data["stage"]}
+    for name in ("sample.wav", "long_clip.wav"):
+        fast, stock = by.get((name, "fast")), by.get((name, "stock"))
+        if fast and stock:
+            out[f"{name}: stock / fast wall time"] = round(stock["wall_s"] / fast["wall_s"], 2)
+    runs = {r["diarize"]: r for r in data.get("whole_runs", [])}
+    if True in runs and False in runs:
+        on, off = runs[True], runs[False]
+        out["whole run with / without diarization"] = round(on["wall_s"] / off["wall_s"], 2)
+        out["diarize stage / transcribe stage"] = round(on["stages_s"]["diarize"] / on["stages_s"]["transcribe"], 2)
+    for r in data["stage"]:
+        if r["file"].startswith("conversation_"):
+            out[f"{r['file']}: peak RSS GiB"] = round(r["peak_rss_bytes"] / 2**30, 2)
+    return out
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--long", type=Path, help="the 10-minute WAV (default: generate it)")
-    parser.add_argument("--skip-sample", action="store_true", help="leave out pyannote's 30 s sample")
+    parser.add_argument("--out", type=Path, help="write the JSON here (default: stdout)")
+    parser.add_argument("--quick", action="store_true", help="sample.wav only")
+    parser.add_argument("--model", default="base", help="Whisper model of the whole runs (default: base)")
+    parser.add_argument("--work-dir", type=Path, help="where to generate the audio (default: a temp dir)")
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # internal: measure one file here
+    parser.add_argument("--stock", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        json.dump(measure(args.one), sys.stdout)
+        json.dump(measure(args.one, fast=not args.stock), sys.stdout)
         return 0
 
     from tests import media
 
-    results = []
-    with tempfile.TemporaryDirectory() as tmp:
-        if not args.skip_sample:
-            print("diarizing sample.wav", file=sys.stderr)
-            results.append(run_child(media.SAMPLE_WAV))
-        long = args.long
-        if long is None:
-            print("generating the 10-minute clip (scripts/make_long_clip.py)", file=sys.stderr)
-            subprocess.run([sys.executable, str(ROOT / "scripts" / "make_long_clip.py"), tmp], check=True,
-                           stdout=subprocess.DEVNULL)
-            long = Path(tmp) / "long_clip.wav"
-        print(f"diarizing {long.name}", file=sys.stderr)
-        results.append(run_child(long))
-
-    json.dump({
+    started = time.perf_counter()
+    data: dict = {
         "pipeline": "embedded: pyannote segmentation-3.0 + CAM++ (offline)",
         "device": "cpu",
-        "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
-                    "load_average_1min": round(os.getloadavg()[0], 2)},
-        "results": results,
-    }, sys.stdout, indent=2)
-    print()
+        "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()},
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "stage": [],
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        work = args.work_dir or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        files = [media.SAMPLE_WAV]
+        if not args.quick:
+            print("generating the 10-minute clip (scripts/make_long_clip.py)", file=sys.stderr)
+            subprocess.run([sys.executable, str(ROOT / "scripts" / "make_long_clip.py"), str(work)], check=True,
+                           stdout=subprocess.DEVNULL)
+            files.append(work / "long_clip.wav")
+        for path in files:
+            print(f"diarizing {path.name}", file=sys.stderr, flush=True)
+            data["stage"] += [run_child(path, fast=True), run_child(path, fast=False)]
+        if not args.quick:
+            clip = work / "long_clip.wav"
+            data["whole_runs"] = [whole_run(clip, work, True, args.model), whole_run(clip, work, False, args.model)]
+            long = conversation_file(work / f"conversation_{LONG_HOURS}h.wav", LONG_HOURS)
+            print(f"diarizing {long.name}", file=sys.stderr, flush=True)
+            data["stage"].append(run_child(long, fast=True))
+    data["duration_s"] = round(time.perf_counter() - started, 1)
+    data["summary"] = summary(data)
+    text = json.dumps(data, indent=2) + "\n"
+    if args.out:
+        args.out.write_text(text)
+    else:
+        sys.stdout.write(text)
     return 0
 
 

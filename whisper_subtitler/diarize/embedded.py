@@ -57,7 +57,8 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
     ``threshold`` is the clustering threshold, ``segmentation_step`` the hop between 10 s windows as a fraction
     of the window; ``fast`` (default) segments only windows near speech when the file dict carries the VAD's
     ``speech`` regions, on every CPU core (:mod:`.segmentation`), and pools speaker embeddings from one pass of
-    CAM++ over blocks of ``block_windows`` windows (:mod:`.pooled`); ``fast=False`` is pyannote's own
+    CAM++ over blocks of ``block_windows`` windows (:mod:`.pooled`); ``fast=False`` is the pipeline as it ran before
+    those changes: pyannote's own
     ``SpeakerDiarization`` with these models (the reference the tests and ``make bench`` compare with);
     ``token`` and ``cache_dir`` are accepted (pyannote's ``Pipeline.from_pretrained`` passes them) and unused.
     Raises MissingRequirementError when a checkpoint is missing.
@@ -100,6 +101,18 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
         self._threshold = threshold
         self.block_windows = block_windows
         self.instantiate(self.default_parameters())
+
+    def get_segmentations(self, file, hook=None):
+        """pyannote's segmentation step; with ``fast=False`` on the CPU, on one thread, as this pipeline ran before
+        :mod:`.segmentation` (a BiLSTM split over threads collapses when other processes share the cores)."""
+        if self.fast or getattr(self, "device", torch.device("cpu")).type != "cpu":  # set by Pipeline.to()
+            return super().get_segmentations(file, hook=hook)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return super().get_segmentations(file, hook=hook)
+        finally:
+            torch.set_num_threads(threads)
 
     def get_embeddings(self, file, binary_segmentations, exclude_overlap: bool = False, hook=None):
         """Embeddings ``(num_chunks, local_speakers, 192)`` of each window's local speakers, from one pass of CAM++'s
