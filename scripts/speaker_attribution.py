@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Speaker attribution figures: WER, cpWER and DER on real speech, for each word-to-speaker assignment rule.
+
+    PYTHONPATH=. .venv/bin/python scripts/speaker_attribution.py                  # sample.wav + conversations 0, 1
+    PYTHONPATH=. .venv/bin/python scripts/speaker_attribution.py --seeds 0 1 2 --cache /tmp/attribution
+    PYTHONPATH=. .venv/bin/python scripts/speaker_attribution.py --json            # one JSON document on stdout
+
+Audio: pyannote's real 30 s two-speaker ``sample.wav`` (reference ``sample.stm``) and the same utterances
+re-arranged into other conversations (``tests/media_conversation.py``, one per ``--seeds`` value, exact STM/RTTM).
+Each file is transcribed as ``whisper-subtitler transcribe FILE --diarize`` does with default options (batched
+decoding, Whisper base, the embedded offline diarization) and the words with their word timestamps and the
+diarization (both the speaker turns and the exclusive ones) are kept in ``--cache`` (JSON), so that a second run
+only re-scores the assignment rules (milliseconds).
+
+Figures, all with the reference's and the hypothesis' words lower-cased and without punctuation
+(``tests.media.normalize``):
+
+- ``wer``: word error rate of the words in time order, speakers ignored (meeteval, one speaker on both sides);
+- ``cpwer``: concatenated minimum-permutation WER (CHiME-6; ``meeteval.wer.cpwer``): each speaker's words
+  concatenated, hypothesis speakers mapped to reference speakers by the permutation with the fewest errors;
+- ``cpwer - wer``: the errors that speaker attribution adds;
+- ``der``: diarization error rate of the speaker turns against the reference RTTM (``pyannote.metrics``, no
+  collar, overlap scored), which the assignment rule does not change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def capture(wav: Path, cache: Path) -> dict:
+    """Transcribe and diarize ``wav`` once as the pipeline does by default; the words (no speakers yet) and both
+    diarizations as a JSON-ready dict, read from ``cache`` when already there."""
+    if cache.exists():
+        return json.loads(cache.read_text())
+    from whisper_subtitler import platform
+    from whisper_subtitler.audio import stream_audio
+    from whisper_subtitler.diarize import DiarizationOptions, load_diarizer
+    from whisper_subtitler.pipeline import Pipeline, RunOptions
+    from whisper_subtitler.transcribe import TranscribeOptions
+    from whisper_subtitler.writers.json import transcript_to_dict
+
+    selection = platform.configure(gpu_backend="cpu", optimization_level=None, no_fallback=False, env_file=None,
+                                   model=None)
+    platform.apply_optimizations(selection)
+    options = RunOptions(transcribe=TranscribeOptions(fp16=False), formats=(), diarization=DiarizationOptions())
+    pipeline = Pipeline(options, selection)
+    transcript, speech, audio = pipeline._transcribe_pieces(stream_audio(wav, piece_seconds=None), lambda s: None)
+    diarization = load_diarizer(DiarizationOptions(), "cpu").diarize(audio)
+
+    def turns(ts):
+        return [{"start": t.start, "end": t.end, "speaker": t.speaker} for t in ts]
+
+    data = {"transcript": transcript_to_dict(transcript), "turns": turns(diarization.turns),
+            "exclusive_turns": turns(diarization.exclusive_turns), "speech": [list(r) for r in speech]}
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(data))
+    return data
+
+
+def _seglst(rows):
+    from meeteval.io import SegLST
+
+    return SegLST([dict(session_id="s", speaker=spk, start_time=a, end_time=b, words=text)
+                   for spk, a, b, text in rows if text])
+
+
+def score(words, reference, turns, rttm: Path) -> dict:
+    """WER, cpWER and DER of ``words`` (``(speaker, start, end, text)``, seconds) against ``reference``
+    utterances (``tests.media_conversation.Utterance``) and of ``turns`` against ``rttm``."""
+    from meeteval.wer import cpwer
+
+    from tests.media import normalize
+
+    ref = [(u.speaker, u.start, u.end, normalize(u.text)) for u in reference]
+    hyp = [(spk or "?", a, b, normalize(text)) for spk, a, b, text in words]
+    plain = cpwer(_seglst([("one", a, b, t) for _, a, b, t in ref]), _seglst([("one", a, b, t) for _, a, b, t in hyp]))
+    cp = cpwer(_seglst(ref), _seglst(hyp))
+    wer, cpw = plain["s"], cp["s"]
+    return {"wer": round(wer.error_rate, 4), "cpwer": round(cpw.error_rate, 4),
+            "cpwer_minus_wer": round(cpw.error_rate - wer.error_rate, 4), "ref_words": wer.length,
+            "errors": wer.errors, "cp_errors": cpw.errors, "der": round(der(turns, rttm), 4)}
+
+
+def der(turns, rttm: Path) -> float:
+    """Diarization error rate of ``turns`` against ``rttm`` (pyannote.metrics, no collar, overlap scored)."""
+    from pyannote.core import Annotation, Segment
+    from pyannote.metrics.diarization import DiarizationErrorRate
+
+    reference = Annotation()
+    for line in rttm.read_text().splitlines():
+        f = line.split()
+        reference[Segment(float(f[3]), float(f[3]) + float(f[4])), f"{f[3]}"] = f[7]
+    hypothesis = Annotation()
+    for k, t in enumerate(turns):
+        hypothesis[Segment(t.start, t.end), k] = t.speaker
+    return float(DiarizationErrorRate(collar=0.0, skip_overlap=False)(reference, hypothesis))
+
+
+def rules():
+    """The assignment rules compared: name -> function(transcript, turns, exclusive) -> Transcript."""
+    from whisper_subtitler import speakers
+
+    out = {"max_overlap": lambda t, turns, excl: speakers.assign_speakers(t, turns, exclusive=excl, rule="overlap")}
+    out["max_overlap_turns"] = lambda t, turns, excl: speakers.assign_speakers(t, turns, rule="overlap")
+    out["boundaries"] = lambda t, turns, excl: speakers.assign_speakers(t, turns, exclusive=excl)
+    return out
+
+
+def evaluate(data: dict, reference, rttm: Path) -> dict:
+    """Figures of each assignment rule on one captured file."""
+    from whisper_subtitler.types import SpeakerTurn
+    from whisper_subtitler.writers.json import transcript_from_dict
+
+    transcript = transcript_from_dict(data["transcript"])
+    turns = tuple(SpeakerTurn(**t) for t in data["turns"])
+    exclusive = tuple(SpeakerTurn(**t) for t in data["exclusive_turns"])
+    out = {}
+    for name, rule in rules().items():
+        assigned = rule(transcript, turns, exclusive)
+        words = [(w.speaker, w.start, w.end, w.text) for w in assigned.words]
+        out[name] = score(words, reference, turns, rttm)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="*", default=[0, 1], help="re-arranged conversations to add")
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/whisper-subtitler-attribution"),
+                        help="folder for the generated audio and the captured transcripts")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+    args = parser.parse_args()
+
+    from tests.media import SAMPLE_RTTM, SAMPLE_WAV
+    from tests.media_conversation import read_stm, rearranged_conversation
+
+    files = [("sample", SAMPLE_WAV, read_stm(), SAMPLE_RTTM)]
+    for seed in args.seeds:
+        conv = rearranged_conversation(args.cache / f"conversation{seed}.wav", seed=seed)
+        files.append((f"conversation{seed}", conv.wav, conv.utterances, conv.rttm))
+    results = {}
+    for name, wav, reference, rttm in files:
+        print(f"{name}: {wav}", file=sys.stderr)
+        data = capture(wav, args.cache / f"{name}.capture.json")
+        results[name] = evaluate(data, reference, rttm)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    print(f"{'file':<15} {'rule':<18} {'WER':>6} {'cpWER':>6} {'cp-WER':>7} {'DER':>6}")
+    for name, by_rule in results.items():
+        for rule, r in by_rule.items():
+            print(f"{name:<15} {rule:<18} {r['wer']:6.3f} {r['cpwer']:6.3f} {r['cpwer_minus_wer']:7.3f} {r['der']:6.3f}")
+
+
+if __name__ == "__main__":
+    main()
