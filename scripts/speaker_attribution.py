@@ -107,25 +107,45 @@ def rules():
     """The assignment rules compared: name -> function(transcript, turns, exclusive) -> Transcript."""
     from whisper_subtitler import speakers
 
-    out = {"max_overlap": lambda t, turns, excl: speakers.assign_speakers(t, turns, exclusive=excl, rule="overlap")}
-    out["max_overlap_turns"] = lambda t, turns, excl: speakers.assign_speakers(t, turns, rule="overlap")
-    out["boundaries"] = lambda t, turns, excl: speakers.assign_speakers(t, turns, exclusive=excl)
-    return out
+    return {
+        "overlap_turns": lambda t, turns, excl: speakers.assign_speakers(t, turns, rule="overlap"),
+        "overlap": lambda t, turns, excl: speakers.assign_speakers(t, turns, exclusive=excl, rule="overlap"),
+        "boundaries": lambda t, turns, excl: speakers.assign_speakers(t, turns, exclusive=excl),
+    }
+
+
+def reference_turns(rttm: Path):
+    """The speaker turns of an RTTM file, sorted."""
+    from whisper_subtitler.types import SpeakerTurn
+
+    turns = []
+    for line in rttm.read_text().splitlines():
+        f = line.split()
+        turns.append(SpeakerTurn(float(f[3]), float(f[3]) + float(f[4]), f[7]))
+    return tuple(sorted(turns, key=lambda t: (t.start, t.end)))
 
 
 def evaluate(data: dict, reference, rttm: Path) -> dict:
-    """Figures of each assignment rule on one captured file."""
+    """Figures of each assignment rule on one captured file, with the diarization's turns and (``oracle/``) with
+    the reference turns, which leaves only the errors of the rule and of the word timestamps."""
+    from whisper_subtitler.cues.guards import clean_transcript
     from whisper_subtitler.types import SpeakerTurn
     from whisper_subtitler.writers.json import transcript_from_dict
 
-    transcript = transcript_from_dict(data["transcript"])
+    transcript = clean_transcript(transcript_from_dict(data["transcript"]))  # as the pipeline does
     turns = tuple(SpeakerTurn(**t) for t in data["turns"])
     exclusive = tuple(SpeakerTurn(**t) for t in data["exclusive_turns"])
+    oracle = reference_turns(rttm)
     out = {}
     for name, rule in rules().items():
         assigned = rule(transcript, turns, exclusive)
-        words = [(w.speaker, w.start, w.end, w.text) for w in assigned.words]
-        out[name] = score(words, reference, turns, rttm)
+        out[name] = score([(w.speaker, w.start, w.end, w.text) for w in assigned.words], reference, turns, rttm)
+    for name, rule in rules().items():
+        if name == "overlap_turns":
+            continue
+        assigned = rule(transcript, oracle, oracle)
+        out[f"oracle/{name}"] = score([(w.speaker, w.start, w.end, w.text) for w in assigned.words], reference,
+                                      oracle, rttm)
     return out
 
 
@@ -156,7 +176,12 @@ def main() -> None:
     for name, by_rule in results.items():
         for rule, r in by_rule.items():
             print(f"{name:<15} {rule:<18} {r['wer']:6.3f} {r['cpwer']:6.3f} {r['cpwer_minus_wer']:7.3f} {r['der']:6.3f}")
-
+    conversations = [n for n in results if n != "sample"]
+    for rule in next(iter(results.values())):
+        errors = sum(results[n][rule]["cp_errors"] - results[n][rule]["errors"] for n in conversations)
+        words = sum(results[n][rule]["ref_words"] for n in conversations)
+        if words:
+            print(f"{'conversations':<15} {rule:<18} cpWER - WER over {len(conversations)}: {errors / words:.3f}")
 
 if __name__ == "__main__":
     main()

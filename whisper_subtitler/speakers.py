@@ -47,6 +47,7 @@ PAUSE = 0.5  # seconds between two words from which changing speaker costs nothi
 INSIDE_COST = 1.0  # seconds of evidence a change inside a sentence (no punctuation, no pause) must outweigh
 CLAUSE_COST = 0.4  # the same after clause punctuation
 MIN_WORD = 0.1  # seconds: a shorter word timestamp is widened to this, around its middle, to weigh its evidence
+OVERLAP_SHARE = 0.5  # the part of a word in a speaker's overlapping turn, outside their exclusive turn, that counts
 NEAREST_SHARE = 0.5  # the part of a word no turn overlaps that counts for the speaker of the nearest turn
 RULES = ("boundaries", "overlap")
 
@@ -127,7 +128,7 @@ def assign_speakers(
     if rule == "overlap" or not index:
         speakers = [index.speaker_for(w.start, w.end) for w in all_words]
     else:
-        speakers = follow_boundaries(all_words, index)
+        speakers = follow_boundaries(all_words, index, TurnIndex(turns) if exclusive else None)
     segments: list[Segment] = []
     k = 0
     for segment in transcript.segments:
@@ -152,34 +153,42 @@ def change_cost(before: Word, after: Word) -> float:
     return base * max(0.0, 1.0 - gap / PAUSE)
 
 
-def _evidence(index: TurnIndex, word: Word, speakers: Sequence[str]) -> list[float]:
-    """Per speaker, the seconds of ``word`` (widened to ``MIN_WORD``) not covered by that speaker's turns; a word
-    that no turn overlaps is covered ``NEAREST_SHARE`` by the speaker of the nearest turn."""
+def _evidence(index: TurnIndex, word: Word, speakers: Sequence[str], overlapped: TurnIndex | None = None) -> list[float]:
+    """Per speaker, the seconds of ``word`` (widened to ``MIN_WORD``) not covered by that speaker's turns in
+    ``index``; where ``overlapped`` (turns that may overlap) has the speaker and ``index`` not, ``OVERLAP_SHARE`` of
+    that time counts as covered. A word that no turn overlaps is covered ``NEAREST_SHARE`` by the speaker of the
+    nearest turn."""
     start, end = word.start, word.end
     if end - start < MIN_WORD:
         middle = (start + end) / 2
         start, end = middle - MIN_WORD / 2, middle + MIN_WORD / 2
     length = end - start
     overlaps = index.overlaps(start, end)
+    if overlapped is not None and OVERLAP_SHARE > 0:
+        for speaker, seconds in overlapped.overlaps(start, end).items():
+            extra = max(0.0, seconds - overlaps.get(speaker, 0.0))
+            if extra > 0:
+                overlaps[speaker] = overlaps.get(speaker, 0.0) + OVERLAP_SHARE * extra
     if not overlaps:
         overlaps = {index.nearest(start, end): NEAREST_SHARE * length}
     return [length - min(length, overlaps.get(s, 0.0)) for s in speakers]
 
 
-def follow_boundaries(words: Sequence[Word], index: TurnIndex) -> list[str]:
+def follow_boundaries(words: Sequence[Word], index: TurnIndex, overlapped: TurnIndex | None = None) -> list[str]:
     """The speaker of each of ``words`` (in time order) by the boundary rule of the module docstring: the speaker
     sequence with the least uncovered speech plus change costs (``change_cost``), found by Viterbi. Ties go to
-    staying with the same speaker, then to the speaker who spoke first. ``index`` must not be empty."""
+    staying with the same speaker, then to the speaker who spoke first. ``index`` must not be empty; ``overlapped``:
+    the diarization's turns that may overlap, when ``index`` holds its exclusive turns (see ``_evidence``)."""
     if not words:
         return []
-    speakers = list(dict.fromkeys(t.speaker for t in index.turns))
+    speakers = list(dict.fromkeys(t.speaker for t in (overlapped or index).turns))
     n_spk = len(speakers)
-    cost = _evidence(index, words[0], speakers)
+    cost = _evidence(index, words[0], speakers, overlapped)
     back: list[list[int]] = []
     for prev, word in zip(words, words[1:]):
         change = change_cost(prev, word)
         best_any = min(range(n_spk), key=lambda s: (cost[s], s))
-        evidence = _evidence(index, word, speakers)
+        evidence = _evidence(index, word, speakers, overlapped)
         row, new = [], []
         for s in range(n_spk):
             stay, switch = cost[s], cost[best_any] + change

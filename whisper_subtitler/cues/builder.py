@@ -8,6 +8,7 @@ Rules (Netflix Timed Text Style Guide, ``SUBTITLES.md``), options in ``CueOption
   shortfall (the time a cue needs against the time it can get before the next word), the line-break penalty
   of the boundary (after a sentence end is free, between article and noun is forbidden; ``linebreak``), a
   bonus for a pause at the boundary, and a cost for a sentence end left inside a cue;
+- squashed words and sentences repeated across segments never reach a cue (``guards``);
 - hard limits: every cue fits ``max_lines`` lines of ``max_line_width`` columns, and its speech lasts at most
   ``max_duration`` (unless one word alone is longer);
 - each cue takes its start from its first word and its end from its last word (``timing``).
@@ -22,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from whisper_subtitler.cues.guards import (
+    clean_transcript,
     collapse_loops,
     drop_improbable,
     drop_repeats,
@@ -181,7 +183,7 @@ def build_cues(
     language = (transcript.language or "en").lower()
     ctx = _Context(options, spaceless, english=language.startswith("en"))
 
-    segments = drop_silent_segments(transcript.segments)
+    segments = drop_silent_segments(clean_transcript(transcript, options.max_cps).segments)
     words = repair_words(
         segments, duration=transcript.duration, max_word_duration=options.max_word_duration, spaceless=spaceless
     )
@@ -207,7 +209,7 @@ def build_cues(
         lay = ctx.layout(g)
         lines = lay.lines if lay is not None else tuple(w.text.strip() for w in g)
         laid.append((list(g), lines))
-    spans = [Span(g[0].start, g[-1].end, _chars(lines, spaceless)) for g, lines in laid]
+    spans = [Span(g[0].start, g[-1].end, _chars(lines, spaceless), len(g)) for g, lines in laid]
     times = time_cues(spans, options, transcript.duration)
     return tuple(
         Cue(start, end, lines, g[0].speaker, tuple(g)) for (g, lines), (start, end) in zip(laid, times)
