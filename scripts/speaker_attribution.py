@@ -4,6 +4,8 @@
     PYTHONPATH=. .venv/bin/python scripts/speaker_attribution.py                  # sample.wav + conversations 0, 1
     PYTHONPATH=. .venv/bin/python scripts/speaker_attribution.py --seeds 0 1 2 --cache /tmp/attribution
     PYTHONPATH=. .venv/bin/python scripts/speaker_attribution.py --json            # one JSON document on stdout
+    PYTHONPATH=. .venv/bin/python scripts/speaker_attribution.py --score out/sample.json --stm sample.stm \
+        --rttm sample.rttm                                      # score a transcript written by `transcribe -f json`
 
 Audio: pyannote's real 30 s two-speaker ``sample.wav`` (reference ``sample.stm``) and the same utterances
 re-arranged into other conversations (``tests/media_conversation.py``, one per ``--seeds`` value, exact STM/RTTM).
@@ -155,7 +157,19 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/whisper-subtitler-attribution"),
                         help="folder for the generated audio and the captured transcripts")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+    parser.add_argument("--score", type=Path, help="a JSON transcript (transcribe --diarize -f json) to score alone")
+    parser.add_argument("--stm", type=Path, help="with --score: the reference STM (default: sample.stm)")
+    parser.add_argument("--rttm", type=Path, help="with --score: the reference RTTM (default: sample.rttm)")
     args = parser.parse_args()
+    if args.score:
+        from tests.media import SAMPLE_RTTM, SAMPLE_STM
+        from tests.media_conversation import read_stm
+        from whisper_subtitler.writers.json import read_transcript
+
+        transcript = read_transcript(args.score)
+        words = [(w.speaker, w.start, w.end, w.text) for w in transcript.words]
+        print(json.dumps(score(words, read_stm(args.stm or SAMPLE_STM), transcript.turns, args.rttm or SAMPLE_RTTM)))
+        return
 
     from tests.media import SAMPLE_RTTM, SAMPLE_WAV
     from tests.media_conversation import read_stm, rearranged_conversation

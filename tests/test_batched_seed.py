@@ -155,3 +155,27 @@ def test_the_seed_and_not_the_batch_decides_what_is_sampled(tiny, sample_audio):
     other, _, _ = _files(tiny, audio, speech, TranscribeOptions(language="en", temperatures=(1.0,), seed=1),
                          Thresholds(), batch_size=3)
     assert other != srt_a  # the seed reaches the sampling
+
+
+@pytest.mark.slow
+def test_no_batch_path_is_seeded_too(tiny, sample_audio):
+    from whisper_subtitler.transcribe import TranscribeOptions, transcribe_sequential
+
+    audio, speech = sample_audio
+    hot = TranscribeOptions(language="en", temperatures=(1.0,))  # openai-whisper samples every window
+
+    def words(options):
+        return [(w.text, w.start, w.end) for w in transcribe_sequential(tiny, audio, speech, options).words]
+
+    torch.manual_seed(1)
+    first = words(hot)
+    torch.manual_seed(2)
+    assert words(hot) == first  # whatever the global generator held
+    torch.manual_seed(2)
+    torch.rand(1)
+    after_one = torch.rand(1)
+    torch.manual_seed(2)
+    torch.rand(1)
+    words(hot)
+    assert torch.rand(1) == after_one  # the caller's generator is left as it was
+    assert words(TranscribeOptions(language="en", temperatures=(1.0,), seed=1)) != first
