@@ -24,8 +24,16 @@ nearest sentence or clause boundary or pause when the words in between are littl
 less than the cost in seconds), and stays at the diarization's turn edge when the evidence is strong (an
 interruption without punctuation that the turns cover for longer than the cost). Evidence comes from the exclusive
 diarization (one speaker at a time, pyannote 4's ``exclusive_speaker_diarization``) when given, else from the
-turns. The costs were chosen on pyannote's sample and checked on the same utterances re-arranged into other
-conversations (``scripts/speaker_attribution.py``, figures in ``docs/speaker-attribution.md``).
+turns; with the exclusive turns, time where a speaker's overlapping turn goes on under the other speaker's
+exclusive turn counts ``OVERLAP_SHARE`` (half) for them, because the exclusive diarization hands overlapped speech
+to one speaker, often the one who starts talking over the other before the first has finished the sentence.
+
+Measured with cpWER (CHiME-6's concatenated minimum-permutation WER) on pyannote's sample and on its utterances
+re-arranged into five other conversations (``scripts/speaker_attribution.py``; figures in
+``docs/speaker-attribution.md``): with the reference speaker turns the rule adds no error on the conversations
+(whisperX's: 0.007) and 1 in 81 words on the sample (whisperX's: 3); the errors left with a real diarization are
+words the diarization puts well inside the wrong speaker's turn. The costs are round numbers: every value in a grid
+around them gave the same errors on all six files.
 
 Segments are split where the speaker changes, so each segment (and each cue built from it) has one speaker.
 Turns are looked up with sorted start times and ``bisect``: a word only looks at turns that start before it ends

@@ -146,11 +146,12 @@ def _sentences(words: Sequence[Word]) -> list[tuple[int, int]]:
     return out
 
 
-def drop_repeated_sentences(words: Sequence[Word], segment_of: Sequence[int] | None = None) -> tuple[Word, ...]:
+def drop_repeated_sentences(words: Sequence[Word], segment_of: Sequence[int] | None = None,
+                            max_cps: float = 17.0) -> tuple[Word, ...]:
     """``words`` without each sentence that repeats the sentence right before it (same words, case and punctuation
     ignored, at least ``MIN_REPEATED_WORDS`` words) when the two come from different segments (``segment_of[i]``:
     the segment of word ``i``; ``None``: every word from its own decoding, so any repeat counts) or when the repeat is
-    squashed (``is_squashed``). The first occurrence is kept. A speaker who really says a sentence twice in a row
+    squashed (``drop_squashed``'s test with ``max_cps``). The first occurrence is kept. A speaker who really says a sentence twice in a row
     does so inside one segment, with normal timing, and is kept.
     """
     out = list(words)
@@ -165,7 +166,7 @@ def drop_repeated_sentences(words: Sequence[Word], segment_of: Sequence[int] | N
             second = [_norm(w.text) for w in out[b0:b1]]
             if first != second or len([k for k in first if k]) < MIN_REPEATED_WORDS:
                 continue
-            if seg[a0] == seg[b1 - 1] and not _squashed_span(out[b0:b1]):
+            if seg[a0] == seg[b1 - 1] and not _squashed_span(out[b0:b1], max_cps):
                 continue
             del out[b0:b1], seg[b0:b1]
             removed += b1 - b0
@@ -211,7 +212,7 @@ def clean_transcript(transcript: Transcript, max_cps: float = 17.0) -> Transcrip
     words' text and times. Segments without words (text only) are kept as they are."""
     words = [w for s in transcript.segments for w in s.words]
     owner = [k for k, s in enumerate(transcript.segments) for _ in s.words]
-    kept = drop_repeated_sentences(words, owner)
+    kept = drop_repeated_sentences(words, owner, max_cps)
     kept = drop_squashed(kept, max_cps)
     if len(kept) == len(words):
         return transcript
