@@ -50,14 +50,12 @@ class SeededSampler(GreedyDecoder):
         super().__init__(temperature, eot)
         self.generators = [torch.Generator().manual_seed(int(s)) for s in seeds] if temperature > 0 else []
         self.rows = list(range(len(seeds)))
-        self.draws = 0  # tokens sampled, for tests and logs
 
     def update(self, tokens: torch.Tensor, logits: torch.Tensor, sum_logprobs: torch.Tensor):
         if self.temperature == 0:
             return super().update(tokens, logits, sum_logprobs)
         probs = torch.softmax(logits.float() / self.temperature, dim=-1).cpu()
         drawn = [torch.multinomial(probs[j], 1, generator=self.generators[row]) for j, row in enumerate(self.rows)]
-        self.draws += len(drawn)
         next_tokens = torch.cat(drawn).to(logits.device)
         logprobs = torch.log_softmax(logits.float(), dim=-1)
         current = logprobs[torch.arange(logprobs.shape[0], device=logits.device), next_tokens]

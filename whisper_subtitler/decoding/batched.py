@@ -3,7 +3,8 @@
     speech regions (VAD) -> joined across short pauses, one chunk each, <= 30 s (chunking) -> log-mel windows
     -> encoder, one pass per batch -> greedy decoding with token budgets, finished rows dropped (batch)
     -> chunks that fail the compression-ratio or log-probability checks decoded again at the next temperature,
-       only those, sampling seeded per chunk (quality, batch.sampling_seed) -> word timestamps from the same audio features (alignment) -> global times
+       only those, sampling seeded per chunk (quality, batch.sampling_seed) -> word timestamps from the same audio
+       features (alignment) -> global times
 
 Batches run through ``backoff.BatchRunner``: an out-of-memory error halves the batch, down to 1, then moves the
 model to the CPU, and no chunk is lost. The sequential path (``whisper_subtitler.transcribe.transcribe_sequential``,
