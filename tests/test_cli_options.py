@@ -26,6 +26,7 @@ def test_help_documents_exit_codes(cli):
     (["--task", "summarize"], "summarize"),
     (["--format", "srt,docx"], "docx"),
     (["--language", "klingon"], "klingon"),
+    (["--seed", "often"], "--seed"),
 ])
 def test_invalid_values_are_usage_errors(tmp_path, cli, args, needle):
     clip = tmp_path / "a.wav"

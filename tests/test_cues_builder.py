@@ -22,6 +22,7 @@ def assert_hard_rules(cues, options=OPT):
         assert 1 <= len(cue.lines) <= options.max_lines
         assert all(display_width(line) <= options.max_line_width for line in shown_lines(cue, options))
         assert cue.end - cue.start <= options.max_duration + 1e-9
+        assert len(cue.words) <= 1 or cue.end - cue.start >= 0.3 - 1e-9  # several words: readable
     for a, b in zip(cues, cues[1:]):
         assert b.start - a.end >= options.min_gap - 1e-9
     assert len({(c.start, c.end) for c in cues}) == len(cues)
@@ -69,16 +70,16 @@ def test_end_is_extended_for_reading_speed_but_never_into_the_next_cue():
 
 
 def test_zero_duration_words_still_give_valid_cues():
-    words = [Word(f" w{i}", 2.0 + 0.3 * (i // 3), 2.0 + 0.3 * (i // 3), 0.9) for i in range(12)]
+    words = [Word(f" w{i}", 2.0 + 0.3 * i, 2.0 + 0.3 * i, 0.9) for i in range(12)]
     cues = build_cues(transcript_of(words))
     assert_hard_rules(cues)
     assert cues[0].start == 2.0
+    assert [w.text for c in cues for w in c.words] == [w.text for w in words]
 
 
-def test_all_words_at_one_instant():
+def test_all_words_at_one_instant_are_squashed_and_never_shown():
     words = [Word(f" w{i}", 5.0, 5.0, 0.9) for i in range(30)]
-    cues = build_cues(transcript_of(words, duration=10.0))
-    assert_hard_rules(cues)
+    assert build_cues(transcript_of(words, duration=10.0)) == ()
 
 
 def test_speaker_change_mid_sentence_starts_a_new_cue():
@@ -200,3 +201,14 @@ def test_a_word_wider_than_a_whole_cue_is_cut_into_cues_that_fit():
     cues = build_cues(transcript_of(words))
     assert_hard_rules(cues)
     assert "".join("".join(c.lines) for c in cues).replace(" ", "") == f"Pleaseopen{url}now."
+
+
+def test_quick_two_word_reply_is_shown_at_least_0_3_s():
+    # B answers in 0.2 s and A goes on 0.1 s later: B's cue would last 0.22 s; it gets 0.3 s, A's cue waits.
+    ask = words_of("Are you coming with us tonight?", 1.0, speaker="SPEAKER_00")
+    reply = words_of("yes indeed", ask[-1].end + 0.6, char_seconds=0.02, gap=0.01, speaker="SPEAKER_01")
+    go_on = words_of("Great, then we leave at eight.", reply[-1].end + 0.1, speaker="SPEAKER_00")
+    cues = build_cues(transcript_of(ask, reply, go_on))
+    assert_hard_rules(cues)
+    assert [w for c in cues for w in c.words] == ask + reply + go_on
+    assert cues[1].words == tuple(reply) and cues[2].start - go_on[0].start < 0.3

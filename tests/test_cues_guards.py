@@ -4,8 +4,15 @@ from dataclasses import replace
 
 from tests.cue_helpers import transcript_of, words_of
 from whisper_subtitler.cues import build_cues
-from whisper_subtitler.cues.guards import collapse_loops, drop_repeats, drop_unvoiced
-from whisper_subtitler.types import Segment, Transcript
+from whisper_subtitler.cues.guards import (
+    clean_transcript,
+    collapse_loops,
+    drop_repeated_sentences,
+    drop_repeats,
+    drop_squashed,
+    drop_unvoiced,
+)
+from whisper_subtitler.types import Segment, Transcript, Word
 
 
 def texts(words):
@@ -70,3 +77,57 @@ def test_segment_whisper_scores_as_silence_is_dropped():
     t = Transcript((*t.segments, Segment(5.0, 5.5, " Bye.", tuple(silent), no_speech_prob=0.9, avg_logprob=-1.5)),
                    "en", 8.0)
     assert [c.lines for c in build_cues(t)] == [("Hello there.",)]
+
+
+def squashed(text: str, start: float, seconds: float) -> list[Word]:
+    """The words of ``text`` packed into ``seconds`` from ``start``, as a failed alignment times them."""
+    pieces = [" " + w for w in text.split()]
+    step = seconds / len(pieces)
+    return [Word(p, round(start + k * step, 3), round(start + (k + 1) * step, 3), 0.9) for k, p in enumerate(pieces)]
+
+
+def test_sentence_repeated_in_42_ms_is_dropped_from_transcript_and_cues():
+    # Seen on real speech: the repeat of the sentence before it, packed into 42 ms by the alignment.
+    said = words_of("I'm in New Jersey now though.", 20.14)
+    repeat = squashed("I'm in New Jersey now though.", said[-1].end + 0.02, 0.042)
+    after = words_of("Well, there isn't that much difference.", said[-1].end + 0.6)
+    t = transcript_of(said, repeat, after)
+    cleaned = clean_transcript(t)
+    assert texts(cleaned.words) == texts(said) + texts(after)
+    assert [s.text for s in cleaned.segments] == [t.segments[0].text, t.segments[2].text]
+    assert "I'm in New Jersey now though." == " ".join(texts(said))
+    cues = build_cues(t)
+    assert [w for c in cues for w in c.words] == said + after
+
+
+def test_sentence_repeated_across_segments_with_normal_timing_is_dropped():
+    first = words_of("I'm in New Jersey now though.", 1.0)
+    again = words_of("I'm in New Jersey now though.", first[-1].end + 0.3)
+    assert texts(drop_repeated_sentences(first + again, [0] * len(first) + [1] * len(again))) == texts(first)
+
+
+def test_repeat_inside_one_segment_and_short_repeats_are_kept():
+    # One decoding window: the speaker said it twice; "Hello. Hello." is two people answering the phone.
+    twice = words_of("We have to go now. We have to go now.", 0.0)
+    assert drop_repeated_sentences(twice, [0] * len(twice)) == tuple(twice)
+    hello = words_of("Hello.", 0.0) + words_of("Hello.", 1.0)
+    assert drop_repeated_sentences(hello, [0, 1]) == tuple(hello)
+
+
+def test_squashed_words_are_never_shown():
+    before = words_of("This is real speech.", 0.0)
+    packed = squashed("and then some words", before[-1].end + 0.1, 0.15)  # four words in 0.15 s
+    after = words_of("More real speech.", packed[-1].end + 0.5)
+    out = drop_squashed(before + packed + after, max_cps=17.0)
+    assert texts(out) == texts(before) + texts(after)
+    cues = build_cues(transcript_of(before, packed, after))
+    assert all(w not in packed for c in cues for w in c.words)
+
+
+def test_reading_speed_far_above_the_maximum_is_squashed_fast_speech_is_not():
+    fast = squashed("absolutely wonderful performances", 0.0, 0.5)  # 32 characters in 0.5 s: 64 cps > 3 x 17
+    assert drop_squashed(fast, max_cps=17.0) == ()
+    brisk = squashed("absolutely wonderful performances", 0.0, 1.4)  # 23 cps: fast, but people talk so
+    assert drop_squashed(brisk, max_cps=17.0) == tuple(brisk)
+    two = squashed("I heard", 0.0, 0.1)  # two words, one of them "I": not "several"
+    assert drop_squashed(two, max_cps=17.0) == tuple(two)

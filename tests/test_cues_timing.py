@@ -57,3 +57,27 @@ def test_needed_duration_is_bounded():
     assert needed_duration(1, OPT) == pytest.approx(5 / 6)
     assert needed_duration(10_000, OPT) == 7.0
     assert needed_duration(34, CueOptions(max_cps=17)) == pytest.approx(2.0)
+
+
+def test_last_cue_is_chained_to_the_end_of_the_audio():
+    # sample.wav: the last cue's words end at 29.82 s, 0.18 s before the end; it has its reading time already.
+    times = time_cues([Span(23.98, 27.24, 50), Span(27.52, 29.82, 36)], OPT, duration=30.0)
+    assert times[-1][1] == 30.0
+    kept = time_cues([Span(27.52, 29.82, 36)], OPT, duration=31.0)  # a second of silence left: not chained
+    assert kept[-1][1] == pytest.approx(29.82)
+    assert time_cues([Span(27.52, 29.82, 36)], OPT)[-1][1] == pytest.approx(29.82)  # unknown duration
+
+
+def test_last_cue_is_extended_towards_its_reading_time_up_to_the_end_of_audio():
+    ((_, end),) = time_cues([Span(8.0, 8.5, 40)], OPT, duration=9.0)
+    assert end == 9.0
+    ((_, end),) = time_cues([Span(8.0, 8.5, 40)], OPT, duration=20.0)
+    assert end == pytest.approx(8.0 + 40 / 17)
+
+
+def test_several_words_stay_at_least_0_3_s_and_push_the_next_cue():
+    times = time_cues([Span(1.0, 1.1, 8, words=2), Span(1.15, 2.0, 10)], OPT)
+    assert times[0][1] - times[0][0] >= 0.3 - 1e-9
+    assert times[1][0] - times[0][1] >= 2 / 24 - 1e-9
+    one = time_cues([Span(1.0, 1.1, 4, words=1), Span(1.15, 2.0, 10)], OPT)
+    assert one[1][0] == 1.15  # a single word may be short: the next cue keeps its start

@@ -7,7 +7,15 @@ import random
 import pytest
 
 from whisper_subtitler.errors import ExitCode, UsageError
-from whisper_subtitler.speakers import TurnIndex, assign_speakers, parse_speaker_names, rename_speakers
+from whisper_subtitler.speakers import (
+    CLAUSE_COST,
+    INSIDE_COST,
+    TurnIndex,
+    assign_speakers,
+    change_cost,
+    parse_speaker_names,
+    rename_speakers,
+)
 from whisper_subtitler.types import Segment, SpeakerTurn, Transcript, Word
 
 
@@ -44,7 +52,7 @@ def test_largest_overlap_wins_and_turns_of_one_speaker_add_up():
 
 def test_word_straddling_a_speaker_change_goes_to_the_longer_side():
     turns = [SpeakerTurn(0.0, 5.0, A), SpeakerTurn(5.0, 9.0, B)]
-    t = assign_speakers(transcript(segment((" yes", 4.9, 5.3), (" no", 4.6, 5.1))), turns)
+    t = assign_speakers(transcript(segment((" yes", 4.9, 5.3), (" no", 4.6, 5.1))), turns, rule="overlap")
     assert speakers_of(t) == [B, A]
 
 
@@ -172,3 +180,90 @@ def test_parse_speaker_names_rejects_empty_and_duplicate_names(spec):
     with pytest.raises(UsageError) as e:
         parse_speaker_names(spec)
     assert e.value.exit_code == ExitCode.USAGE
+
+
+# The boundary rule (default): speaker changes follow sentence and clause boundaries and pauses.
+
+
+def words_in(*rows: tuple[str, float, float]) -> Transcript:
+    """One segment of hand-made words (text, start, end seconds)."""
+    return transcript(segment(*rows))
+
+
+def test_smeared_sentence_head_moves_to_the_sentence_boundary():
+    # pyannote's sample.wav, 27.2-29.8 s: Whisper times "So I don't" 0.9 s before Diane says it, inside Sheila's
+    # turn; whisperX's rule gives them to Sheila and cuts the sentence in two.
+    t = words_in((" down", 26.68, 26.98), (" here.", 26.98, 27.24), (" So", 27.52, 27.58), (" I", 27.58, 27.86),
+                 (" don't", 27.86, 28.70), (" hear", 28.70, 28.82), (" that", 28.82, 29.04), (" New", 29.04, 29.22),
+                 (" Jersey", 29.22, 29.58), (" now.", 29.58, 29.82))
+    turns = [SpeakerTurn(21.77, 28.45, A), SpeakerTurn(28.45, 29.97, B)]
+    assert speakers_of(assign_speakers(t, turns, rule="overlap")) == [A, A, A, A, A, B, B, B, B, B]
+    out = assign_speakers(t, turns)
+    assert speakers_of(out) == [A, A, B, B, B, B, B, B, B, B]
+    assert [s.text for s in out.segments] == [" down here.", " So I don't hear that New Jersey now."]
+
+
+def test_an_interruption_the_turns_cover_well_stays_at_the_turn_edge():
+    # No punctuation, no pause, but two seconds of each speaker: the evidence outweighs the cost of the change.
+    first = [(" I", 0.0, 0.3), (" was", 0.3, 0.7), (" going", 0.7, 1.2), (" to", 1.2, 1.4), (" say", 1.4, 2.0)]
+    second = [(" wait", 2.0, 2.5), (" stop", 2.5, 3.0), (" right", 3.0, 3.5), (" there.", 3.5, 4.0)]
+    out = assign_speakers(words_in(*first, *second), [SpeakerTurn(0.0, 2.0, A), SpeakerTurn(2.0, 4.2, B)])
+    assert speakers_of(out) == [A] * 5 + [B] * 4
+
+
+def test_change_moves_to_a_near_clause_boundary_but_not_to_a_far_one():
+    rows = [(" Right,", 0.0, 0.4), (" and", 0.45, 0.6), (" then", 0.6, 0.9), (" we", 0.9, 1.1), (" left", 1.1, 1.5),
+            (" the", 1.5, 1.6), (" house", 1.6, 2.0), (" early.", 2.0, 2.5)]
+    near = [SpeakerTurn(0.0, 0.95, A), SpeakerTurn(0.95, 3.0, B)]  # "and then": 0.45 s of evidence < 1.0 - 0.4
+    assert speakers_of(assign_speakers(words_in(*rows), near)) == [A] + [B] * 7
+    assert speakers_of(assign_speakers(words_in(*rows), near, rule="overlap")) == [A] * 3 + [B] * 5
+    slow = [(" Right,", 0.0, 0.4), (" and", 0.45, 0.9), (" then", 0.9, 1.6), (" we", 1.6, 1.8), (" left", 1.8, 2.2),
+            (" the", 2.2, 2.3), (" house", 2.3, 2.7), (" early.", 2.7, 3.2)]
+    far = [SpeakerTurn(0.0, 1.65, A), SpeakerTurn(1.65, 3.5, B)]  # "and then": 1.15 s of evidence > 0.6
+    assert speakers_of(assign_speakers(words_in(*slow), far)) == [A] * 3 + [B] * 5
+
+
+def test_a_pause_is_a_free_place_for_the_change():
+    rows = [(" yes", 0.0, 0.3), (" I", 0.9, 1.0), (" agree", 1.0, 1.4), (" completely.", 1.4, 2.0)]
+    # The turn edge sits inside "I agree" (smeared), the pause before it is 0.6 s long.
+    out = assign_speakers(words_in(*rows), [SpeakerTurn(0.0, 1.2, A), SpeakerTurn(1.2, 2.2, B)])
+    assert speakers_of(out) == [A, B, B, B]
+    assert change_cost(Word(" yes", 0.0, 0.3), Word(" I", 0.9, 1.0)) == 0.0
+    assert change_cost(Word(" yes,", 0.0, 0.3), Word(" I", 0.3, 0.4)) == pytest.approx(CLAUSE_COST)
+    assert change_cost(Word(" yes", 0.0, 0.3), Word(" I", 0.55, 0.7)) == pytest.approx(INSIDE_COST / 2)
+    assert change_cost(Word(" yes.", 0.0, 0.3), Word(" I", 0.3, 0.4)) == 0.0
+
+
+def test_overlapping_turns_back_the_speaker_the_exclusive_turns_cut_off():
+    # Exclusive diarization hands the end of A's sentence to B (who starts talking over A); the overlapping turns
+    # show A still speaking, so the sentence stays A's (re-arranged conversation 2: "So what's the call?").
+    rows = [(" here.", 21.09, 21.37), (" So", 21.67, 21.69), (" what's", 21.69, 22.07), (" the", 22.07, 22.17),
+            (" call?", 22.17, 22.79), (" Hello.", 23.19, 23.4)]
+    turns = [SpeakerTurn(18.17, 22.58, A), SpeakerTurn(21.93, 22.61, B), SpeakerTurn(22.93, 23.37, B)]
+    exclusive = [SpeakerTurn(18.17, 21.97, A), SpeakerTurn(21.97, 22.61, B), SpeakerTurn(22.93, 23.37, B)]
+    out = assign_speakers(words_in(*rows), turns, exclusive=exclusive)
+    assert speakers_of(out) == [A, A, A, A, A, B]
+    assert out.turns == tuple(turns)  # the overlapping turns are what the transcript keeps
+
+
+def test_the_boundary_rule_agrees_with_the_overlap_rule_when_words_sit_inside_turns():
+    rng = random.Random(5)
+    for _ in range(50):
+        rows, turns, t, speaker = [], [], 0.0, A
+        for _ in range(rng.randint(1, 6)):  # turns of whole sentences, separated by pauses
+            start = t
+            for k in range(rng.randint(1, 6)):
+                d = rng.uniform(0.1, 0.5)
+                rows.append((" word" if k else " Word", t, t + d))
+                t += d + rng.uniform(0.0, 0.1)
+            rows[-1] = (rows[-1][0] + ".", rows[-1][1], rows[-1][2])
+            turns.append(SpeakerTurn(start, t, speaker))
+            speaker = B if speaker == A else A
+            t += rng.uniform(0.1, 1.0)
+        t_ = words_in(*rows)
+        assert speakers_of(assign_speakers(t_, turns)) == speakers_of(assign_speakers(t_, turns, rule="overlap"))
+
+
+def test_unknown_rule_is_refused():
+    with pytest.raises(ValueError):
+        assign_speakers(words_in((" a", 0.0, 0.5)), [SpeakerTurn(0, 1, A)], rule="majority")

@@ -249,6 +249,11 @@ def transcribe(
         bool, typer.Option("--no-batch", help="Decode with openai-whisper's sequential transcribe() instead of "
                            "VAD chunks in batches (slower; for comparison and odd audio).")
     ] = False,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the temperature fallback's sampling: the same input and options "
+                          "give the same files byte for byte; another seed may give other words where the fallback "
+                          "samples.")
+    ] = 0,
     verbose: Verbose = 0,
     quiet: Quiet = False,
 ) -> None:
@@ -288,7 +293,8 @@ def transcribe(
         options = RunOptions(
             model=model,
             transcribe=TranscribeOptions(
-                language=parse_language(language), task=task.value, fp16=selection.dtype == "float16"
+                language=parse_language(language), task=task.value, fp16=selection.dtype == "float16",
+                seed=seed,
             ),
             formats=formats,
             output_dir=output_dir,

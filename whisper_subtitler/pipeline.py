@@ -23,6 +23,7 @@ import numpy as np
 
 from whisper_subtitler.audio import PIECE_SECONDS, stream_audio
 from whisper_subtitler.cues import CueOptions, build_cues
+from whisper_subtitler.cues.guards import clean_transcript
 from whisper_subtitler.errors import SubtitlerError
 from whisper_subtitler.outputs import output_path, write_subtitles
 from whisper_subtitler.prefetch import Prefetcher, Prepared
@@ -210,6 +211,7 @@ class Pipeline:
         else:
             pieces, first_regions = self._stream(source), None
         transcript, speech, audio = self._transcribe_pieces(pieces, stage, first_regions)
+        transcript = clean_transcript(transcript, self.options.cues.max_cps)  # before speakers: JSON = cues
         if self.options.diarization is not None:
             stage("diarize")
             transcript = self._diarize(audio, transcript, speech)

@@ -27,13 +27,15 @@ LANGUAGE_PROBE_S = 30.0  # seconds of speech, from the first onset, used to dete
 @dataclass(frozen=True)
 class TranscribeOptions:
     """What to decode: ``language`` (ISO 639-1 code, ``None`` = detect), ``task`` (``transcribe`` or ``translate``
-    to English), ``temperatures`` for openai-whisper's fallback, ``fp16`` for half-precision decoding."""
+    to English), ``temperatures`` for openai-whisper's fallback, ``fp16`` for half-precision decoding, ``seed`` for
+    the fallback's sampling (``--seed``: same input and options, same output files)."""
 
     language: str | None = None
     task: str = "transcribe"
     temperatures: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
     fp16: bool = False
     initial_prompt: str | None = None
+    seed: int = 0
 
 
 def detect_language(model, samples: np.ndarray, onset: float) -> tuple[str, float]:
@@ -69,32 +71,9 @@ def _segment(raw: dict) -> Segment:
     )
 
 
-def transcribe_sequential(
-    model,
-    audio: Audio,
-    speech: Sequence[tuple[float, float]],
-    options: TranscribeOptions,
-    model_name: str = "",
-) -> Transcript:
-    """Transcribe ``audio`` with openai-whisper's ``transcribe()`` over the VAD ``speech`` regions (seconds).
-
-    Returns a ``Transcript`` whose words carry word timestamps in seconds from the start of the audio.
-    Audio without speech gives a transcript without segments (no model call).
-    """
-    import whisper
-
-    from whisper_subtitler.decoding.chunking import plan_chunks
-
-    clips = [(c.start, c.end) for c in plan_chunks(speech)]
-    if not clips:
-        return Transcript(segments=(), language=options.language or "", duration=audio.duration,
-                          model=model_name, source=str(audio.source), task=options.task)
-    language = options.language
-    if language is None:
-        language, probability = detect_language(model, audio.samples, clips[0][0])
-        log.info("%s: detected language %s (p=%.2f)", audio.source, language, probability)
-    started = time.perf_counter()
-    result = whisper.transcribe(
+def _transcribe_clips(whisper, model, audio: Audio, clips, language: str, options: TranscribeOptions) -> dict:
+    """openai-whisper's ``transcribe()`` over ``clips`` ((start, end) seconds) of ``audio``, with word timestamps."""
+    return whisper.transcribe(
         model,
         audio.samples,
         language=language,
@@ -107,6 +86,46 @@ def transcribe_sequential(
         initial_prompt=options.initial_prompt,
         verbose=None,  # None: no printing to stdout and no progress bar
     )
+
+
+def transcribe_sequential(
+    model,
+    audio: Audio,
+    speech: Sequence[tuple[float, float]],
+    options: TranscribeOptions,
+    model_name: str = "",
+) -> Transcript:
+    """Transcribe ``audio`` with openai-whisper's ``transcribe()`` over the VAD ``speech`` regions (seconds).
+
+    Returns a ``Transcript`` whose words carry word timestamps in seconds from the start of the audio.
+    Audio without speech gives a transcript without segments (no model call).
+
+    openai-whisper's temperature fallback samples with torch's global random number generator; it is seeded here
+    from ``options.seed`` and the first clip's first sample in the file (``decoding.batch.sampling_seed``), inside
+    ``torch.random.fork_rng`` so the caller's generator is left as it was: the same audio and options give the same
+    transcript, whatever ran before. (Unlike the batched path, a chunk's draws here depend on the chunks before it
+    in the same call.)
+    """
+    import torch
+    import whisper
+
+    from whisper_subtitler.decoding.batch import sampling_seed
+    from whisper_subtitler.decoding.chunking import plan_chunks
+
+    clips = [(c.start, c.end) for c in plan_chunks(speech)]
+    if not clips:
+        return Transcript(segments=(), language=options.language or "", duration=audio.duration,
+                          model=model_name, source=str(audio.source), task=options.task)
+    language = options.language
+    if language is None:
+        language, probability = detect_language(model, audio.samples, clips[0][0])
+        log.info("%s: detected language %s (p=%.2f)", audio.source, language, probability)
+    started = time.perf_counter()
+    first_sample = round((audio.offset + clips[0][0]) * SAMPLE_RATE)
+    cuda = [model.device.index or 0] if model.device.type == "cuda" else []
+    with torch.random.fork_rng(devices=cuda):
+        torch.manual_seed(sampling_seed(options.seed, first_sample, 0.0))
+        result = _transcribe_clips(whisper, model, audio, clips, language, options)
     segments = tuple(_segment(s) for s in result["segments"] if s.get("words"))
     log.debug("%s: decoded %d segments in %.1f s", audio.source, len(segments), time.perf_counter() - started)
     return Transcript(

@@ -9,6 +9,7 @@ Rules (Netflix Timed Text Style Guide, English template), options in ``CueOption
   shortfall (the time a cue needs against the time it can get before the next word), the line-break penalty
   of the boundary (after a sentence end is free, between article and noun is forbidden; ``linebreak``), a
   bonus for a pause at the boundary, and a cost for a sentence end left inside a cue;
+- squashed words and sentences repeated across segments never reach a cue (``guards``);
 - hard limits: every cue fits ``max_lines`` lines of ``max_line_width`` columns, and its speech lasts at most
   ``max_duration`` (unless one word alone is longer);
 - each cue takes its start from its first word and its end from its last word (``timing``);
@@ -25,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from whisper_subtitler.cues.guards import (
+    clean_transcript,
     collapse_loops,
     drop_improbable,
     drop_repeats,
@@ -223,7 +225,7 @@ def build_cues(
         spaceless = is_spaceless(transcript.language or None, transcript.text)
     language = (transcript.language or "en").lower()
 
-    segments = drop_silent_segments(transcript.segments)
+    segments = drop_silent_segments(clean_transcript(transcript, options.max_cps).segments)
     words = repair_words(
         segments, duration=transcript.duration, max_word_duration=options.max_word_duration, spaceless=spaceless
     )
@@ -257,7 +259,8 @@ def build_cues(
     groups = drop_repeats(drop_improbable(groups, options.min_cue_probability))
 
     texts = _cue_text(groups, ctx)
-    spans = [Span(g[0].start, g[-1].end, _chars(lines, spaceless)) for g, (lines, _, _) in zip(groups, texts)]
+    spans = [Span(g[0].start, g[-1].end, _chars(lines, spaceless), len(g))
+             for g, (lines, _, _) in zip(groups, texts)]
     times = time_cues(spans, options, transcript.duration)
     return tuple(
         Cue(start, end, lines, g[0].speaker, tuple(g), prefixes, line_speakers)

@@ -8,8 +8,18 @@ on words and word groups, before cue timing:
   ``no_speech_prob`` > 0.6 and ``avg_logprob`` < -1 is silence.
 - ``drop_unvoiced``: words that overlap no VAD speech region (padded) are dropped.
 - ``collapse_loops``: a word or phrase repeated more than ``max_repeats`` times in a row is cut back.
+- ``drop_repeated_sentences``: a sentence that repeats the sentence just before it word for word, across a
+  segment (chunk) boundary, is dropped: decoding two windows, or the temperature fallback, can give the same
+  sentence twice ("I'm in New Jersey now though. I'm in New Jersey now though.", the second in 42 ms).
+- ``drop_squashed``: words whose word timestamps are squashed (``SQUASHED_WORDS`` or more words in under
+  ``SQUASHED_SECONDS``, or read at more than ``SQUASHED_CPS_FACTOR`` times the maximum reading speed) are an
+  alignment or decoding failure: the alignment found no audio for them (Whisper's DTW packs tokens it cannot place
+  into the last frames). They are never printed: they are dropped, with a warning.
 - ``drop_improbable``: a word group whose mean word probability is below a threshold is dropped.
 - ``drop_repeats``: a group whose text equals the previous group's text is dropped.
+
+``clean_transcript`` applies the two word-level guards to a transcript (the pipeline does so before speaker
+assignment, so JSON output and cues agree).
 """
 
 from __future__ import annotations
@@ -18,14 +28,20 @@ import bisect
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
-from whisper_subtitler.types import Segment, Word
+from whisper_subtitler.cues.width import ends_sentence
+from whisper_subtitler.types import Segment, Transcript, Word
 
 logger = logging.getLogger(__name__)
 
 NO_SPEECH_THRESHOLD = 0.6  # whisper.transcribe default
 LOGPROB_THRESHOLD = -1.0  # whisper.transcribe default
 MAX_LOOP_NGRAM = 4  # words in the longest phrase checked for loops
+SQUASHED_WORDS = 3  # this many words or more ...
+SQUASHED_SECONDS = 0.2  # ... within this many seconds (first start to last end) are squashed
+SQUASHED_CPS_FACTOR = 3.0  # a run of SQUASHED_WORDS words read faster than this times max_cps is squashed
+MIN_REPEATED_WORDS = 3  # a repeated sentence of fewer words can be real ("Hello? Hello?") and is kept
 
 
 def _norm(text: str) -> str:
@@ -116,3 +132,103 @@ def drop_repeats(groups: Sequence[Sequence[Word]]) -> list[Sequence[Word]]:
     if len(kept) < len(groups):
         logger.info("dropped %d cues repeating the previous cue", len(groups) - len(kept))
     return kept
+
+
+def _sentences(words: Sequence[Word]) -> list[tuple[int, int]]:
+    """``(first, end)`` index ranges of the sentences of ``words``: cut after every sentence end."""
+    out, first = [], 0
+    for i, w in enumerate(words):
+        if ends_sentence(w.text):
+            out.append((first, i + 1))
+            first = i + 1
+    if first < len(words):
+        out.append((first, len(words)))
+    return out
+
+
+def drop_repeated_sentences(words: Sequence[Word], segment_of: Sequence[int] | None = None,
+                            max_cps: float = 17.0) -> tuple[Word, ...]:
+    """``words`` without each sentence that repeats the sentence right before it (same words, case and punctuation
+    ignored, at least ``MIN_REPEATED_WORDS`` words) when the two come from different segments (``segment_of[i]``:
+    the segment of word ``i``; ``None``: every word from its own decoding, so any repeat counts) or when the repeat is
+    squashed (``drop_squashed``'s test with ``max_cps``). The first occurrence is kept. A speaker who really says a sentence twice in a row
+    does so inside one segment, with normal timing, and is kept.
+    """
+    out = list(words)
+    seg = list(segment_of) if segment_of is not None else list(range(len(out)))
+    removed = 0
+    changed = True
+    while changed:  # a sentence said three times: drop the repeats one after the other
+        changed = False
+        spans = _sentences(out)
+        for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
+            first = [_norm(w.text) for w in out[a0:a1]]
+            second = [_norm(w.text) for w in out[b0:b1]]
+            if first != second or len([k for k in first if k]) < MIN_REPEATED_WORDS:
+                continue
+            if seg[a0] == seg[b1 - 1] and not _squashed_span(out[b0:b1], max_cps):
+                continue
+            del out[b0:b1], seg[b0:b1]
+            removed += b1 - b0
+            changed = True
+            break
+    if removed:
+        logger.warning("removed %d words of a sentence repeated across decoding windows", removed)
+    return tuple(out)
+
+
+def _squashed_span(words: Sequence[Word], max_cps: float = 17.0) -> bool:
+    """Whether ``words`` (at least ``SQUASHED_WORDS``) are timed in under ``SQUASHED_SECONDS`` or read faster than
+    ``SQUASHED_CPS_FACTOR`` x ``max_cps`` characters per second (spaces not counted)."""
+    if len(words) < SQUASHED_WORDS:
+        return False
+    span = words[-1].end - words[0].start
+    chars = sum(len(w.text.strip()) for w in words)
+    return span < SQUASHED_SECONDS or chars > SQUASHED_CPS_FACTOR * max_cps * span
+
+
+def drop_squashed(words: Sequence[Word], max_cps: float) -> tuple[Word, ...]:
+    """``words`` without runs of squashed word timestamps: every ``SQUASHED_WORDS`` consecutive words that together
+    last under ``SQUASHED_SECONDS`` seconds or hold more than ``SQUASHED_CPS_FACTOR`` x ``max_cps`` characters per
+    second of their span (the words of the next such windows that overlap it too). Normal speech peaks at about
+    20 characters per second; 3 x 17 = 51 is an alignment that found no audio for the words.
+    """
+    n = SQUASHED_WORDS
+    bad = [False] * len(words)
+    for i in range(len(words) - n + 1):
+        if _squashed_span(words[i : i + n], max_cps):
+            for k in range(i, i + n):
+                bad[k] = True
+    kept = tuple(w for w, b in zip(words, bad) if not b)
+    if len(kept) < len(words):
+        logger.warning("dropped %d words with squashed word timestamps (%s)", len(words) - len(kept),
+                       " ".join(w.text.strip() for w, b in zip(words, bad) if b)[:80])
+    return kept
+
+
+def clean_transcript(transcript: Transcript, max_cps: float = 17.0) -> Transcript:
+    """A copy of ``transcript`` without repeated sentences across segments (``drop_repeated_sentences``) and without
+    squashed words (``drop_squashed``); segments left without words are dropped, the others get their remaining
+    words' text and times. Segments without words (text only) are kept as they are."""
+    words = [w for s in transcript.segments for w in s.words]
+    owner = [k for k, s in enumerate(transcript.segments) for _ in s.words]
+    kept = drop_repeated_sentences(words, owner, max_cps)
+    kept = drop_squashed(kept, max_cps)
+    if len(kept) == len(words):
+        return transcript
+    alive = {id(w) for w in kept}
+    segments = []
+    for s in transcript.segments:
+        if not s.words:
+            segments.append(s)
+            continue
+        ws = tuple(w for w in s.words if id(w) in alive)
+        if not ws:
+            continue
+        if len(ws) == len(s.words):
+            segments.append(s)
+            continue
+        start = s.start if ws[0] is s.words[0] else ws[0].start
+        end = s.end if ws[-1] is s.words[-1] else ws[-1].end
+        segments.append(replace(s, start=start, end=end, text="".join(w.text for w in ws), words=ws))
+    return replace(transcript, segments=tuple(segments))

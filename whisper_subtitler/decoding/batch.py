@@ -11,18 +11,58 @@ else (tokenizer, prompt, logit filters, token suppression, no-speech probability
 is ``DecodingTask``'s own code. Decoding is text-only (``without_timestamps=True``): word timestamps come from the
 cross-attention alignment afterwards, and text-only decoding was 12-17 % faster with no loss of accuracy
 (PERFORMANCE.md).
+
+Sampling (the temperature fallback, temperature > 0) is seeded: each audio row draws from its own
+``torch.Generator``, seeded by ``sampling_seed`` from the run's ``--seed``, the chunk's first sample and the
+temperature, so a chunk samples the same tokens whatever the batch it is decoded in, the rows beside it, the order of
+the runs or what else used the global random number generator before (``whisper.decoding.GreedyDecoder`` samples with
+the global one, unseeded: three runs gave three transcripts).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 import torch
-from whisper.decoding import DecodingOptions, DecodingTask
+from whisper.decoding import DecodingOptions, DecodingTask, GreedyDecoder
 
 from whisper_subtitler.decoding.quality import Decoded
+
+
+def sampling_seed(seed: int, start_sample: int, temperature: float) -> int:
+    """The seed of one chunk's sampling at one temperature: a 63-bit hash (BLAKE2b) of the run's ``seed``, the
+    chunk's first sample in the file (``start_sample``, 16 kHz samples) and ``temperature`` (to 3 decimals)."""
+    digest = hashlib.blake2b(f"{seed}:{start_sample}:{temperature:.3f}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") & ((1 << 63) - 1)
+
+
+class SeededSampler(GreedyDecoder):
+    """``whisper.decoding.GreedyDecoder`` whose sampling (temperature > 0) draws each audio row's next token with that
+    row's own ``torch.Generator`` (seeded with ``seeds[row]``), on the CPU so that the draws are the same on every
+    device. ``rows`` maps the running rows to their original row (``BudgetedDecodingTask`` drops finished rows).
+    Temperature 0 is the greedy argmax, unchanged. The log-probabilities kept are those of the unscaled logits, as
+    ``GreedyDecoder`` keeps them."""
+
+    def __init__(self, temperature: float, eot: int, seeds: Sequence[int]) -> None:
+        super().__init__(temperature, eot)
+        self.generators = [torch.Generator().manual_seed(int(s)) for s in seeds] if temperature > 0 else []
+        self.rows = list(range(len(seeds)))
+
+    def update(self, tokens: torch.Tensor, logits: torch.Tensor, sum_logprobs: torch.Tensor):
+        if self.temperature == 0:
+            return super().update(tokens, logits, sum_logprobs)
+        probs = torch.softmax(logits.float() / self.temperature, dim=-1).cpu()
+        drawn = [torch.multinomial(probs[j], 1, generator=self.generators[row]) for j, row in enumerate(self.rows)]
+        next_tokens = torch.cat(drawn).to(logits.device)
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        current = logprobs[torch.arange(logprobs.shape[0], device=logits.device), next_tokens]
+        sum_logprobs += current * (tokens[:, -1] != self.eot)
+        next_tokens[tokens[:, -1] == self.eot] = self.eot
+        tokens = torch.cat([tokens, next_tokens[:, None]], dim=-1)
+        return tokens, bool((tokens[:, -1] == self.eot).all())
 
 
 class BudgetedDecodingTask(DecodingTask):
@@ -32,10 +72,12 @@ class BudgetedDecodingTask(DecodingTask):
     holds the audio rows that stopped at their budget without an end token, and ``token_probs`` a
     ``(n_audio, sample_len)`` tensor: the probability of each sampled token (see ``quality.Decoded``). Greedy or
     sampling decoding only (``beam_size`` and ``best_of`` are refused with ``ValueError``). ``compiled``: each
-    step's decoder call goes through ``torch.compile`` (``compiled.CompiledInference``).
+    step's decoder call goes through ``torch.compile`` (``compiled.CompiledInference``). ``seeds``: one sampling seed
+    per audio row (``SeededSampler``; default: ``sampling_seed(0, row, temperature)``).
     """
 
-    def __init__(self, model, options: DecodingOptions, budgets: Sequence[int], *, compiled: bool = False) -> None:
+    def __init__(self, model, options: DecodingOptions, budgets: Sequence[int], *, compiled: bool = False,
+                 seeds: Sequence[int] | None = None) -> None:
         if options.beam_size is not None or (options.best_of or 1) > 1:
             raise ValueError("batched decoding supports greedy and sampling decoding only (no beam_size, best_of)")
         if options.sample_len is None:
@@ -46,6 +88,9 @@ class BudgetedDecodingTask(DecodingTask):
 
             self.inference = CompiledInference(model, len(self.initial_tokens))
         self.budgets = list(budgets)
+        if seeds is None:
+            seeds = [sampling_seed(0, row, options.temperature) for row in range(len(self.budgets))]
+        self.decoder = SeededSampler(options.temperature, self.tokenizer.eot, seeds)
         self.truncated: set[int] = set()
         self.token_probs = torch.zeros(0)
 
@@ -55,6 +100,7 @@ class BudgetedDecodingTask(DecodingTask):
         eot = self.tokenizer.eot
         budgets = torch.tensor(self.budgets, device=device)
         rows = torch.arange(n_batch, device=device)  # the original row of each running row
+        self.decoder.rows = list(range(n_batch))
         sum_logprobs = torch.zeros(n_batch, device=device)
         no_speech_probs = [np.nan] * n_batch
         done_tokens: list[list[int] | None] = [None] * n_batch
@@ -93,6 +139,7 @@ class BudgetedDecodingTask(DecodingTask):
                 if keep.numel() == 0:
                     break
                 tokens, sum_logprobs, budgets, rows = tokens[keep], sum_logprobs[keep], budgets[keep], rows[keep]
+                self.decoder.rows = rows.tolist()
                 audio_features = audio_features[keep]
                 # In place: the cache hooks of Whisper.install_kv_cache_hooks hold this very dict.
                 cache = self.inference.kv_cache
@@ -126,9 +173,11 @@ def decode_features(
     fp16: bool = False,
     prompt: str | None = None,
     compiled: bool = False,
+    seeds: Sequence[int] | None = None,
 ) -> list[Decoded]:
     """Decode a batch of encoded chunks: ``features`` of shape ``(B, n_audio_ctx, n_audio_state)`` (the encoder
-    output, fp16 when ``fp16``), ``budgets`` the token budget per row; ``compiled``: see ``BudgetedDecodingTask``.
+    output, fp16 when ``fp16``), ``budgets`` the token budget per row; ``compiled``: see ``BudgetedDecodingTask``;
+    ``seeds``: the sampling seed of each row at this ``temperature`` (``sampling_seed``), used when it is above 0.
     Returns one ``Decoded`` per row, in order.
     """
     options = DecodingOptions(
@@ -139,7 +188,7 @@ def decode_features(
         fp16=fp16,
         prompt=prompt,
     )
-    decoding = BudgetedDecodingTask(model, options, budgets, compiled=compiled)
+    decoding = BudgetedDecodingTask(model, options, budgets, compiled=compiled, seeds=seeds)
     results = decoding.run(features)
     probs = decoding.token_probs.cpu()
     return [

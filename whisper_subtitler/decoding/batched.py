@@ -3,7 +3,8 @@
     speech regions (VAD) -> joined across short pauses, one chunk each, <= 30 s (chunking) -> log-mel windows
     -> encoder, one pass per batch -> greedy decoding with token budgets, finished rows dropped (batch)
     -> chunks that fail the compression-ratio or log-probability checks decoded again at the next temperature,
-       only those (quality) -> word timestamps from the same audio features (alignment) -> global times
+       only those, sampling seeded per chunk (quality, batch.sampling_seed) -> word timestamps from the same audio
+       features (alignment) -> global times
 
 Batches run through ``backoff.BatchRunner``: an out-of-memory error halves the batch, down to 1, then moves the
 model to the CPU, and no chunk is lost. The sequential path (``whisper_subtitler.transcribe.transcribe_sequential``,
@@ -30,7 +31,7 @@ from whisper_subtitler.decoding.features import SampleSource, array_source, chun
 from whisper_subtitler.decoding.quality import Decoded, Thresholds, best_attempt, is_silence, needs_fallback
 from whisper_subtitler.platform.batch import CPU_BATCH  # the batch size after an out-of-memory move to the CPU
 from whisper_subtitler.transcribe import TranscribeOptions
-from whisper_subtitler.types import Audio, Segment, Transcript, Word
+from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment, Transcript, Word
 
 if TYPE_CHECKING:
     from whisper_subtitler.decoding.alignment import TimedWord
@@ -61,6 +62,9 @@ class ChunkTranscriber:
     If a batch fails with either of these on (a compiler gone since level 2 measured it, a kernel that cannot serve
     some shape), both are turned off with a warning and the batch is decoded again. ``cpu_fallback``: after an
     out-of-memory error at batch 1, move the model to the CPU (``backoff.BatchRunner``); without it, re-raise.
+    ``offset``: where the audio the chunks come from starts in the file (seconds), so that each chunk's sampling
+    seed (``batch.sampling_seed`` of ``options.seed`` and the chunk's first sample in the file) does not depend on
+    how the file was cut into pieces. ``sampled`` counts the chunk decodings at a temperature above 0.
     """
 
     def __init__(
@@ -74,8 +78,11 @@ class ChunkTranscriber:
         compiled_decoder: bool = False,
         attention: str | None = None,
         cpu_fallback: bool = True,
+        offset: float = 0.0,
     ) -> None:
         self.model = model
+        self.offset = offset
+        self.sampled = 0
         self.options = options
         self.thresholds = thresholds
         self.language = options.language
@@ -192,13 +199,17 @@ class ChunkTranscriber:
             budgets = [token_budget(c.speech) for c in group]
             attempts: list[list[Decoded]] = [[] for _ in group]
             pending = list(range(len(group)))
+            first_samples = [round((self.offset + c.start) * SAMPLE_RATE) for c in group]
             for temperature in self.options.temperatures:
                 rows = features if len(pending) == len(group) else features[pending]
                 decoded = batch.decode_features(
                     self.model, rows, [budgets[i] for i in pending], language=self.language,
                     task=self.options.task, temperature=temperature, fp16=self.fp16,
                     prompt=self.options.initial_prompt, compiled=self.compiled_decoder,
+                    seeds=[batch.sampling_seed(self.options.seed, first_samples[i], temperature) for i in pending],
                 )
+                if temperature > 0:
+                    self.sampled += len(pending)
                 for i, d in zip(pending, decoded):
                     attempts[i].append(d)
                 pending = [i for i in pending if needs_fallback(attempts[i][-1], self.thresholds)]
@@ -258,10 +269,11 @@ def transcribe_batched(
     started = time.perf_counter()
     transcriber = ChunkTranscriber(model, options, batch_size=settings.batch_size, thresholds=thresholds,
                                    decoder_kernels=settings.decoder_kernels,
-                                   compiled_decoder=settings.compiled_decoder, attention=settings.attention)
+                                   compiled_decoder=settings.compiled_decoder, attention=settings.attention,
+                                   offset=audio.offset)
     segments = transcriber.transcribe(chunks, source)
     language = transcriber.language
-    log.debug("%s: %d chunks, %d segments in %.1f s (batch %d)", audio.source, len(chunks), len(segments),
-              time.perf_counter() - started, transcriber.batch_size)
+    log.debug("%s: %d chunks, %d segments in %.1f s (batch %d, %d chunk decodings sampled)", audio.source,
+              len(chunks), len(segments), time.perf_counter() - started, transcriber.batch_size, transcriber.sampled)
     return Transcript(segments=tuple(segments), language=language, duration=audio.duration, model=model_name,
                       source=str(audio.source), task=options.task)
