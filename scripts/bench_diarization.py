@@ -15,7 +15,7 @@ Measured, each in its own process (clean peak memory), in one run:
    before this change. ``stages_s`` splits the wall time by pyannote's steps.
 2. **Whole runs** of ``whisper-subtitler transcribe`` on the 10-minute clip with the base model and default
    settings, with diarization (the default) and with ``--no-diarize``: process wall time and the stage
-   timings the JSON output records (``transcribe`` is the decoding stage, ``diarize`` the diarization stage).
+   timings the ``--json`` summary records (``transcribe`` is the decoding stage, ``diarize`` the diarization stage).
 3. **Peak memory of a 3-hour two-speaker file** (the real sample repeated with 1 s pauses, dense speech):
    ``peak_rss_bytes`` of the diarization stage's process (Python, torch, pyannote, the models and the whole
    waveform included).
@@ -110,14 +110,14 @@ def whole_run(path: Path, work: Path, diarize: bool, model: str) -> dict:
     """``whisper-subtitler transcribe path --model MODEL --format json`` (with or without diarization)."""
     out = work / ("on" if diarize else "off")
     args = [sys.executable, "-m", "whisper_subtitler", "transcribe", str(path), "--model", model, "--format", "json",
-            "--output-dir", str(out), "--overwrite", "--quiet"] + ([] if diarize else ["--no-diarize"])
+            "--output-dir", str(out), "--overwrite", "--quiet", "--json"] + ([] if diarize else ["--no-diarize"])
     load = os.getloadavg()[0]
     started = time.perf_counter()
     done = subprocess.run(args, capture_output=True, text=True)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"transcribe {path} failed:\n{done.stderr[-2000:]}")
-    data = json.loads((out / f"{path.stem}.json").read_text())
+    data = json.loads(done.stdout)["files"][0]  # the --json summary: stage timings and speakers
     result = {"file": path.name, "model": model, "diarize": diarize, "wall_s": round(wall, 2),
               "stages_s": {k: round(v, 2) for k, v in data["timings"].items()}, "speakers": len(data["speakers"]),
               "load_average_1min": round(load, 2)}

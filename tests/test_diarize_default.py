@@ -30,19 +30,19 @@ def words_speakers(path) -> set:
 @pytest.mark.slow
 def test_two_speakers_are_labelled_by_default_and_not_with_no_diarize(cli, tmp_path):
     source = shutil.copy(media.SAMPLE_WAV, tmp_path / "sample.wav")
-    default = cli("transcribe", str(source), "--model", "tiny.en", "--format", "srt,json",
+    default = cli("transcribe", str(source), "--model", "tiny.en", "--format", "srt,json", "--json",
                   "--output-dir", str(tmp_path / "on"))
     assert default.returncode == 0, default.stderr
     assert words_speakers(tmp_path / "on" / "sample.json") == {"SPEAKER_00", "SPEAKER_01"}
-    assert "diarize" in json.loads((tmp_path / "on" / "sample.json").read_text())["timings"]
+    assert "diarize" in json.loads(default.stdout)["files"][0]["timings"]
     assert "[SPEAKER_0" in (tmp_path / "on" / "sample.srt").read_text()
 
-    off = cli("transcribe", str(source), "--model", "tiny.en", "--format", "srt,json", "--no-diarize",
+    off = cli("transcribe", str(source), "--model", "tiny.en", "--format", "srt,json", "--no-diarize", "--json",
               "--output-dir", str(tmp_path / "off"))
     assert off.returncode == 0, off.stderr
     data = json.loads((tmp_path / "off" / "sample.json").read_text())
     assert words_speakers(tmp_path / "off" / "sample.json") == {None}
-    assert "diarize" not in data["timings"] and data["turns"] == []
+    assert "diarize" not in json.loads(off.stdout)["files"][0]["timings"] and data["turns"] == []
     assert "SPEAKER" not in (tmp_path / "off" / "sample.srt").read_text()
 
 

@@ -3,9 +3,10 @@
 Schema (``"schema": "whisper-subtitler/transcript"``, ``"version": 1``), times in float seconds:
 ``source``, ``language``, ``task``, ``model``, ``duration``, ``speakers`` (labels in order of appearance),
 ``text``, ``segments`` (``start``, ``end``, ``text``, ``speaker``, ``avg_logprob``, ``compression_ratio``,
-``no_speech_prob``, ``words``: ``text``, ``start``, ``end``, ``probability``, ``speaker``), ``turns``
-(``start``, ``end``, ``speaker``) and ``timings`` (stage name to wall seconds). Floats are written at full
-precision, so ``read_transcript`` gives back an equal ``Transcript``; a non-finite time is written as
+``no_speech_prob``, ``words``: ``text``, ``start``, ``end``, ``probability``, ``speaker``) and ``turns``
+(``start``, ``end``, ``speaker``). Stage timings (wall seconds) are not written: the same input and options give
+the same file, byte for byte; the ``--json`` summary of a run carries them. An older file's ``timings`` are
+still read. Floats are written at full precision, so ``read_transcript`` gives back an equal ``Transcript``; a non-finite time is written as
 ``null``. UTF-8, never a BOM (RFC 8259).
 
 ``read_transcript`` also reads openai-whisper's ``--output_format json`` and whisperX's JSON (words under
@@ -63,7 +64,6 @@ def transcript_to_dict(transcript: Transcript) -> dict[str, Any]:
             for s in transcript.segments
         ],
         "turns": [{"start": t.start, "end": t.end, "speaker": t.speaker} for t in transcript.turns],
-        "timings": dict(transcript.timings),
     }
 
 
