@@ -6,7 +6,8 @@
 
 Sets: pyannote's real ``sample.wav`` against its ``sample.rttm``; the tuning set of
 ``scripts/tune_diarization.py`` (generated espeak-ng conversations of one, two and three voices); the real
-conversation re-arranged from the sample's utterances with quick turn-taking (``tests/media_rearranged.py``).
+conversation re-arranged from the sample's utterances with quick turn-taking, five orders
+(``tests/media_conversation.py``, seeds 0-4; reference from the STM times).
 DER is pyannote.metrics' diarization error rate, no collar, overlapped speech scored, accumulated over the files
 of a set. ``default`` is the pipeline as ``transcribe --diarize`` runs it (with the VAD's speech regions);
 ``stock`` is pyannote's own ``SpeakerDiarization`` with the same two models and settings, embedding every window
@@ -28,20 +29,21 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 log = logging.getLogger("eval_diarization")
+SEEDS = (0, 1, 2, 3, 4)  # the re-arranged conversations (tests/media_conversation.py), as in speaker_attribution.py
 
 
 def load_sets(work_dir: Path) -> dict[str, list[tuple[Path, Path]]]:
     """(wav, rttm) pairs of each set, generated into ``work_dir``."""
     from tests import media
-    from tests.media_rearranged import rearranged_sample
+    from tests.media_conversation import rearranged_conversation
     from tune_diarization import build_set
 
     tuning = [(c.wav, c.rttm) for c in build_set(work_dir)]
-    rearranged = rearranged_sample(work_dir / "rearranged.wav")
+    rearranged = [rearranged_conversation(work_dir / f"conversation{seed}.wav", seed) for seed in SEEDS]
     return {
         "sample": [(media.SAMPLE_WAV, media.SAMPLE_RTTM)],
         "tuning": tuning,
-        "rearranged": [(rearranged.wav, rearranged.rttm)],
+        "rearranged": [(c.wav, c.rttm) for c in rearranged],
     }
 
 

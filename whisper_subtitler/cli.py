@@ -204,7 +204,8 @@ def transcribe(
     diarize: Annotated[Optional[bool], typer.Option(
         "--diarize/--no-diarize", rich_help_panel="Speakers", show_default=False,
         help="Label who speaks (pyannote.audio speaker diarization, offline). On by default when pyannote.audio is "
-             "installed; it adds about 40-60 % to a CPU run (README, \"Speakers\"). A file with one speaker gets no "
+             "installed; on the CPU it adds about 70 % to a run with the base model (README, \"Speakers\"). One "
+             "speaker: no "
              "labels. --no-diarize turns it off.")] = None,
     num_speakers: Annotated[Optional[int], typer.Option("--num-speakers", min=1, rich_help_panel="Speakers",
                             help="Exact number of speakers, when known.", show_default=False)] = None,
