@@ -188,7 +188,7 @@ def _diarization(d: dict) -> list[str]:
         lines += [
             "",
             f"Whole runs of `whisper-subtitler transcribe` on the 10-minute clip, {runs[0]['model']} model, default "
-            "settings (process wall time, model loading included; stages from the JSON output's `timings`):",
+            "settings (process wall time, model loading included; stages from the `--json` summary's `timings`):",
             "",
             "| diarization | wall s | transcribe stage s | diarize stage s | speakers |",
             "|---|---|---|---|---|",

@@ -185,9 +185,18 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="pyannote's sample with tiny.en only")
     parser.add_argument("--no-memory", action="store_true", help="skip the 3-hour peak-memory runs")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per measurement")
+    parser.add_argument("--render", action="store_true", help="only write --out again from the JSON of the last "
+                        "run (--json) and docs/diarization-benchmark.json, measuring nothing")
     parser.add_argument("--batch-sizes", default="", help="also time ours at these batch sizes on the 10-minute "
                         "clip (an RTF-by-batch-size table), e.g. 1,4,8,16")
     args = parser.parse_args()
+    if args.render:
+        data = json.loads((args.json or args.out.with_suffix(".json")).read_text(encoding="utf-8"))
+        diarization = args.out.parent / "diarization-benchmark.json"
+        extra = json.loads(diarization.read_text()) if diarization.is_file() else None
+        args.out.write_text(render_markdown(data, extra), encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+        return
     args.work_dir.mkdir(parents=True, exist_ok=True)
     models = ["tiny.en"] if args.quick else args.models.split(",")
     methods = args.methods.split(",")

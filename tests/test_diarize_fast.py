@@ -118,3 +118,19 @@ def test_pooled_embeddings_are_close_to_per_window_embeddings(pipelines, sample)
     assert np.median(cosine) > 0.95 and cosine.min() > 0.85, cosine
     # the first window starts a block and covers 10 of its 30 s of audio: context differs, words do not
     assert cosine[0] > 0.9
+
+
+def test_clustering_sees_at_most_max_clustered_embeddings_evenly_spaced():
+    from whisper_subtitler.diarize.embedded import MAX_CLUSTERED, at_most
+
+    def pyannote_filter(embeddings, segmentations=None):  # stands for BaseClustering.filter_embeddings
+        n = len(embeddings)
+        return embeddings, np.arange(n), np.arange(n) % 3
+
+    few = np.random.default_rng(0).normal(size=(100, 4))
+    assert all((a == b).all() for a, b in zip(at_most(pyannote_filter)(few), pyannote_filter(few)))
+    many = np.random.default_rng(0).normal(size=(3 * MAX_CLUSTERED + 7, 4))
+    train, chunks, speakers = at_most(pyannote_filter)(many)
+    assert len(train) == len(chunks) == len(speakers) == MAX_CLUSTERED
+    assert chunks[0] == 0 and chunks[-1] == len(many) - 1 and (np.diff(chunks) > 0).all()
+    assert (train == many[chunks]).all() and (speakers == chunks % 3).all()
