@@ -183,6 +183,7 @@ def _diarization(d: dict) -> list[str]:
         lines.append(f"| {r['file']} | {r['audio_s']:.0f} | {r['stage']} | {r['wall_s']:.1f} | {r['rtf']:.1f} "
                      f"| {st.get('segmentation', 0):.1f} | {st.get('embeddings', 0):.1f} | {r['speakers']} "
                      f"| {r['peak_rss_bytes'] / 2**20:.0f} | {r.get('load_average_1min', '')} |")
+    lines += [""] + [f"- {r['file']}: {r['note']}." for r in d["stage"] if r.get("note")]
     runs = d.get("whole_runs") or []
     if runs:
         lines += [
