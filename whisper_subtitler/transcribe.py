@@ -80,7 +80,7 @@ def _transcribe_clips(whisper, model, audio: Audio, clips, language: str, option
         task=options.task,
         temperature=options.temperatures,
         word_timestamps=True,
-        condition_on_previous_text=False,  # conditioning made base loop on real audio (PERFORMANCE.md)
+        condition_on_previous_text=False,  # conditioning made base loop on real audio
         clip_timestamps=[t for clip in clips for t in clip],
         fp16=options.fp16,
         initial_prompt=options.initial_prompt,

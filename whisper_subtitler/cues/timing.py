@@ -1,6 +1,6 @@
 """Cue timing: from the speech time of each cue's words to its display time.
 
-Rules (Netflix Timed Text Style Guide, ``SUBTITLES.md``): a cue starts with its first word and ends with
+Rules (Netflix Timed Text Style Guide; ``docs/speakers-in-subtitles.md``): a cue starts with its first word and ends with
 its last; it is extended towards the minimum duration (5/6 s) and towards the time its text needs at the
 maximum reading speed, never past the maximum duration (7 s) and never closer than the minimum gap
 (2 frames) to the next cue. Gaps shorter than ``chain_frames`` (12 frames, 0.5 s at 24 fps) are closed down

@@ -5,12 +5,12 @@
   features and of the tokens are dropped, so later steps compute only the rows still running.
 
 ``whisper.decode`` runs every row until all rows finish or 224 tokens are sampled, so one looping chunk stalls its
-whole batch (PERFORMANCE.md). Each step also keeps the probability of the sampled token among the text tokens, which
+whole batch. Each step also keeps the probability of the sampled token among the text tokens, which
 ``alignment`` needs for the word probabilities, so that its pass need not compute the logits again. Everything
 else (tokenizer, prompt, logit filters, token suppression, no-speech probability, the final text and statistics)
 is ``DecodingTask``'s own code. Decoding is text-only (``without_timestamps=True``): word timestamps come from the
 cross-attention alignment afterwards, and text-only decoding was 12-17 % faster with no loss of accuracy
-(PERFORMANCE.md).
+on the benchmark clip.
 
 Sampling (the temperature fallback, temperature > 0) is seeded: each audio row draws from its own
 ``torch.Generator``, seeded by ``sampling_seed`` from the run's ``--seed``, the chunk's first sample and the
