@@ -10,7 +10,8 @@ Measured, each in its own process (clean peak memory), in one run:
 1. **The diarization stage alone**, from the in-memory waveform to the speaker turns (model loading excluded,
    reported as ``load_s``), on pyannote's real 30 s ``sample.wav`` and on the 10-minute clip of
    ``scripts/make_long_clip.py``: ``fast`` is the stage as ``transcribe`` runs it (with silero-vad's speech
-   regions, whose time is not counted: the pipeline has them already); ``stock`` is pyannote's own
+   regions, whose time is not counted: the pipeline has them already, and with the heap allocator settings of
+   the level-1 step ``host_allocator``); ``stock`` is pyannote's own
    ``SpeakerDiarization`` with the same two models (``OfflineSpeakerDiarization(fast=False)``), the pipeline
    before this change. ``stages_s`` splits the wall time by pyannote's steps.
 2. **Whole runs** of ``whisper-subtitler transcribe`` on the 10-minute clip with the base model and default
@@ -55,6 +56,10 @@ def measure(path: Path, fast: bool) -> dict:
     from whisper_subtitler.types import Audio
     from whisper_subtitler.vad import speech_regions
 
+    from whisper_subtitler.platform import allocator
+
+    if fast and allocator.why_not(os.environ) is None:  # as transcribe's level-1 step "host_allocator" does
+        allocator.apply()
     samples = read_wav(path)
     audio = Audio(samples, 16_000, path)
     speech = speech_regions(samples) if fast else None

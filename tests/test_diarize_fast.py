@@ -70,9 +70,31 @@ def test_fast_stage_finds_the_speakers_of_the_reference_pipeline(pipelines, samp
     assert der(media.SAMPLE_RTTM, ours, "sample")["diarization error rate"] <= MAX_SAMPLE_DER
 
 
-def test_speech_regions_change_nothing_on_speech(pipelines, sample):
+def test_speech_regions_change_no_window_on_speech(pipelines, sample):
+    from whisper_subtitler.diarize import pyannote_compat
+
     fast, _ = pipelines
-    assert diarize(fast, sample, speech=((0.0, 30.0),)) == diarize(fast, sample)
+    file = {"waveform": torch.from_numpy(sample).unsqueeze(0), "sample_rate": 16_000, "uri": "sample"}
+    with pyannote_compat.quiet_pyannote_warnings():
+        everything = fast.get_segmentations(file).data
+        speech = fast.get_segmentations({**file, "speech": ((0.0, 30.0),)}).data
+    assert (speech == everything).all()
+
+
+def test_turns_are_cut_to_the_speech_with_the_vad(pipelines, sample):
+    """With the VAD's regions, no turn runs into a pause that silero-vad (tight settings) finds: the sample's
+    pause between 21.5 s and 21.8 s (reference: Diane ends at 21.475, Sheila starts at 21.935)."""
+    from whisper_subtitler.diarize.embedded import TRIM_VAD
+    from whisper_subtitler.vad import speech_regions
+
+    fast, _ = pipelines
+    tight = speech_regions(sample, TRIM_VAD)
+    trimmed = diarize(fast, sample, speech=((0.0, 30.0),))
+    untrimmed = diarize(fast, sample)
+    inside = [any(a - 1e-6 <= t.start and t.end <= b + 1e-6 for a, b in tight) for t in trimmed]
+    assert all(inside), [t for t, ok in zip(trimmed, inside) if not ok]
+    assert not all(any(a <= t.start and t.end <= b for a, b in tight) for t in untrimmed)  # it cut something
+    assert {t.speaker for t in trimmed} == {t.speaker for t in untrimmed}
 
 
 def test_windows_far_from_speech_are_not_segmented(pipelines, sample):
@@ -81,17 +103,24 @@ def test_windows_far_from_speech_are_not_segmented(pipelines, sample):
     fast, _ = pipelines
     silence = np.zeros(60 * 16_000, dtype=np.float32)
     padded = np.concatenate([silence, sample, silence])
+    from whisper_subtitler.diarize import sincnet
+
     calls = []
-    infer = fast._segmentation.infer
-    fast._segmentation.infer = lambda chunks: calls.append(len(chunks)) or infer(chunks)
+    segment = sincnet.segment
+
+    def counted(model, waveform, starts, window):
+        calls.append(len(starts))
+        return segment(model, waveform, starts, window)
+
+    sincnet.segment = counted
     try:
         skipped = diarize(fast, padded, speech=((66.0, 90.0),))
         windows_run = sum(calls)
         calls.clear()
-        everything = diarize(fast, padded)
+        everything = diarize(fast, padded, speech=((0.0, 150.0),))
         all_windows = sum(calls)
     finally:
-        del fast._segmentation.infer
+        sincnet.segment = segment
     assert all_windows == 141  # 150 s of audio, 10 s windows every second: pyannote's count
     assert windows_run <= 36  # windows touching [65.5, 90.5]: starts from 55.5 to 90.5
     assert [t.speaker for t in skipped] == [t.speaker for t in everything]

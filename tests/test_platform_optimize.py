@@ -90,7 +90,7 @@ def test_apply_on_this_cpu_sets_the_thread_count(torch_settings, caplog):
     torch.set_num_threads(2)
     with caplog.at_level(logging.INFO, logger="whisper_subtitler.platform.optimize"):
         report = apply_optimizations(s)
-    assert report.applied == ("compute_dtype", "cpu_threads", "batch_size")
+    assert report.applied == ("compute_dtype", "cpu_threads", "host_allocator", "batch_size")
     assert torch.get_num_threads() == 1
     logged = [r.getMessage() for r in caplog.records]
     assert len(logged) == len(STEPS)  # every step, applied or skipped, is in the log
@@ -125,3 +125,43 @@ def test_a_failing_step_is_reported_and_the_run_goes_on(torch_settings, monkeypa
 def test_level_2_plan_names_the_tuning_cache(tmp_path):
     plan = {r.name: r.detail for r in plan_optimizations(_selection("cpu", 2), 2, {"XDG_CACHE_HOME": str(tmp_path)})}
     assert str(tmp_path / "whisper-subtitler" / "tuning.json") in plan["benchmark_tuning"]
+
+
+def test_host_allocator_is_planned_on_a_glibc_cpu_only_when_the_user_has_not_set_it():
+    from whisper_subtitler.platform import allocator
+
+    cpu = {r.name: r for r in plan_optimizations(_selection("cpu"), 1, environ={})}
+    assert cpu["host_allocator"].status == "planned" and "M_ARENA_MAX=1" in cpu["host_allocator"].detail
+    user = {r.name: r for r in plan_optimizations(_selection("cpu"), 1, environ={"MALLOC_ARENA_MAX": "4"})}
+    assert user["host_allocator"].status == "skipped" and "MALLOC_ARENA_MAX" in user["host_allocator"].detail
+    gpu = {r.name: r for r in plan_optimizations(_selection("h100"), 1, environ={})}
+    assert gpu["host_allocator"].status == "skipped"
+    assert allocator.why_not({}, system="Darwin", libc="") == "glibc only (this is Darwin)"
+    assert "musl" in allocator.why_not({}, system="Linux", libc="musl")
+
+
+def test_host_allocator_settings_stop_large_buffers_from_faulting_in_again():
+    """After the step, a 64 MB buffer freed and allocated again reuses its pages (few minor page faults); with
+    glibc's defaults it is a fresh mmap each time. Run in child processes so that this process keeps its own."""
+    import subprocess
+    import sys
+
+    code = (
+        "import ctypes, resource, sys\n"
+        "from whisper_subtitler.platform import allocator\n"
+        "if sys.argv[1] == 'tuned': allocator.apply()\n"
+        "libc = ctypes.CDLL('libc.so.6'); libc.malloc.restype = ctypes.c_void_p\n"
+        "libc.free.argtypes = [ctypes.c_void_p]\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+        "for _ in range(20):\n"
+        "    p = libc.malloc(64 << 20); ctypes.memset(p, 1, 64 << 20); libc.free(p)\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)\n"
+    )
+    faults = {
+        mode: int(subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True,
+                                 check=True).stdout)
+        for mode in ("default", "tuned")
+    }
+    pages = 64 << 20 >> 12
+    assert faults["default"] > 10 * pages  # every round faults the buffer in again
+    assert faults["tuned"] < 2 * pages  # once

