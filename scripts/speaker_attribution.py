@@ -4,6 +4,7 @@
     PYTHONPATH=. .venv/bin/python scripts/speaker_attribution.py                  # sample.wav + conversations 0, 1
     PYTHONPATH=. .venv/bin/python scripts/speaker_attribution.py --seeds 0 1 2 --cache /tmp/attribution
     PYTHONPATH=. .venv/bin/python scripts/speaker_attribution.py --json            # one JSON document on stdout
+    PYTHONPATH=. .venv/bin/python scripts/speaker_attribution.py --seeds 0 1 2 3 4 --openai  # + openai-whisper's WER
     PYTHONPATH=. .venv/bin/python scripts/speaker_attribution.py --score out/sample.json --stm sample.stm \
         --rttm sample.rttm                                      # score a transcript written by `transcribe -f json`
 
@@ -54,7 +55,7 @@ def capture(wav: Path, cache: Path) -> dict:
     options = RunOptions(transcribe=TranscribeOptions(fp16=False), formats=(), diarization=DiarizationOptions())
     pipeline = Pipeline(options, selection)
     transcript, speech, audio = pipeline._transcribe_pieces(stream_audio(wav, piece_seconds=None), lambda s: None)
-    diarization = load_diarizer(DiarizationOptions(), "cpu").diarize(audio)
+    diarization = load_diarizer(DiarizationOptions(), "cpu").diarize(audio, speech=speech)
 
     def turns(ts):
         return [{"start": t.start, "end": t.end, "speaker": t.speaker} for t in ts]
@@ -64,6 +65,23 @@ def capture(wav: Path, cache: Path) -> dict:
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(data))
     return data
+
+
+def capture_openai(wav: Path, cache: Path) -> list:
+    """openai-whisper's own ``transcribe(word_timestamps=True)`` (what ``whisper FILE --word_timestamps True``
+    runs: its defaults, temperature fallback included) with the same base weights: ``(start, end, word)`` rows,
+    read from ``cache`` when already there."""
+    if cache.exists():
+        return json.loads(cache.read_text())
+    import whisper
+
+    from whisper_subtitler.models import load_whisper, resolve_model
+
+    model = load_whisper(resolve_model("base"), device="cpu")
+    result = whisper.transcribe(model, str(wav), word_timestamps=True, fp16=False, verbose=None)
+    rows = [(w["start"], w["end"], w["word"]) for seg in result["segments"] for w in seg.get("words", [])]
+    cache.write_text(json.dumps(rows))
+    return rows
 
 
 def _seglst(rows):
@@ -157,6 +175,8 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/whisper-subtitler-attribution"),
                         help="folder for the generated audio and the captured transcripts")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+    parser.add_argument("--openai", action="store_true",
+                        help="add the WER of openai-whisper's own transcribe(word_timestamps=True), same weights")
     parser.add_argument("--score", type=Path, help="a JSON transcript (transcribe --diarize -f json) to score alone")
     parser.add_argument("--stm", type=Path, help="with --score: the reference STM (default: sample.stm)")
     parser.add_argument("--rttm", type=Path, help="with --score: the reference RTTM (default: sample.rttm)")
@@ -183,6 +203,10 @@ def main() -> None:
         print(f"{name}: {wav}", file=sys.stderr)
         data = capture(wav, args.cache / f"{name}.capture.json")
         results[name] = evaluate(data, reference, rttm)
+        if args.openai:
+            rows = capture_openai(wav, args.cache / f"{name}.openai.json")
+            results[name]["openai-whisper"] = score([(None, a, b, t) for a, b, t in rows], reference,
+                                                    reference_turns(rttm), rttm)
     if args.json:
         print(json.dumps(results, indent=2))
         return
@@ -191,11 +215,16 @@ def main() -> None:
         for rule, r in by_rule.items():
             print(f"{name:<15} {rule:<18} {r['wer']:6.3f} {r['cpwer']:6.3f} {r['cpwer_minus_wer']:7.3f} {r['der']:6.3f}")
     conversations = [n for n in results if n != "sample"]
-    for rule in next(iter(results.values())):
+    for rule in (r for r in next(iter(results.values())) if r != "openai-whisper"):
         errors = sum(results[n][rule]["cp_errors"] - results[n][rule]["errors"] for n in conversations)
         words = sum(results[n][rule]["ref_words"] for n in conversations)
         if words:
             print(f"{'conversations':<15} {rule:<18} cpWER - WER over {len(conversations)}: {errors / words:.3f}")
+    for rule in ("boundaries", "openai-whisper") if args.openai else ():
+        errors = sum(results[n][rule]["errors"] for n in conversations)
+        words = sum(results[n][rule]["ref_words"] for n in conversations)
+        if words:
+            print(f"{'conversations':<15} {rule:<18} WER over {len(conversations)}: {errors / words:.3f}")
 
 if __name__ == "__main__":
     main()
