@@ -1,4 +1,4 @@
-"""The command line: ``whisper-subtitler transcribe``, ``format`` and ``doctor``.
+"""The command line: ``whisper-subtitler transcribe``, ``align`` (``align/command.py``), ``format`` and ``doctor``.
 
 Commands stay thin: they validate options, build the frozen option objects and call the pipeline. Expected
 failures (``SubtitlerError``) are caught here, once, and printed as one line on stderr; data goes to stdout only.
@@ -496,6 +496,11 @@ def format_transcripts(
         raise fail(e) from None
     if failed:
         raise typer.Exit(int(ExitCode.FAILED))
+
+
+from whisper_subtitler.align.command import align as _align  # noqa: E402 - it uses the options defined above
+
+app.command("align", epilog=EXIT_CODES_HELP)(_align)
 
 
 def main() -> None:
