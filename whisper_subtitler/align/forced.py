@@ -9,8 +9,9 @@ probabilities of the given text come from the same model pass.
 
 Distributing the text over windows (after stable-ts's ``Aligner``): a window is given the words that follow the last
 placed one, more than it can hold. DTW must reach the end of the text at the end of the audio, so the words the
-window does not hold are packed into its last frames with no duration; they are carried to the next window, as
-is the last word when it runs to the window's end (it may be cut). When every word given had a duration, the text
+window does not hold are packed into its last frames, with no duration or into the silence after its last speech;
+they are carried to the next window (a word that starts less than ``END_MARGIN`` before the window's speech ends
+is carried too), as is the last word when the window is cut in speech and the word runs to the cut. When every word given had a duration, the text
 was too short for the window and it is aligned again with twice as many tokens. A window none of whose words gets
 a duration places nothing and the next one starts after it. Memory holds one window of audio features and one text
 of at most ``MAX_TEXT_TOKENS`` tokens, whatever the duration.
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from whisper_subtitler.align import windows
 from whisper_subtitler.align.windows import next_window
 from whisper_subtitler.align.words import ScriptWord, is_punctuation
 from whisper_subtitler.types import SAMPLE_RATE
@@ -91,15 +93,19 @@ def align_window(model, tokenizer, samples: np.ndarray, words: Sequence[ScriptWo
     return out
 
 
-def placed_count(times: Sequence[Timed], window_seconds: float, more_text: bool) -> int:
-    """How many of a window's words (a prefix) it places: up to the last one with a duration, less that one when
-    it runs to the window's end and text follows (see the module docstring)."""
-    nonzero = [i for i, t in enumerate(times) if t.duration > 0]
+def placed_count(times: Sequence[Timed], window_seconds: float, speech_end: float, more_text: bool) -> int:
+    """How many of a window's words (a prefix) it places (see the module docstring): up to the last one with a
+    duration that starts before the window's speech ends (``speech_end``, seconds from the window's start; the
+    window's end when it is cut in speech), less that one when the window is cut in speech, text follows and the
+    word runs to the cut. The last word of the transcript may start after the speech (its end is snapped later)."""
+    ends_in_speech = speech_end >= window_seconds - 1e-6
+    nonzero = [i for i, t in enumerate(times) if t.duration > 0
+               and (t.start < speech_end - END_MARGIN or (i == len(times) - 1 and not more_text))]
     if not nonzero:
         return 0
     last = nonzero[-1]
     follows = more_text or last < len(times) - 1
-    if follows and len(nonzero) > 1 and times[last].end >= window_seconds - END_MARGIN:
+    if ends_in_speech and follows and len(nonzero) > 1 and times[last].end >= window_seconds - END_MARGIN:
         last = nonzero[-2]
     return last + 1
 
@@ -116,6 +122,7 @@ class WindowAligner:
         self.position = 0  # the first word not placed yet
         self.seek = 0.0  # seconds: where the next window may start
         self.windows = 0
+        self._carry: tuple[np.ndarray, float, list[tuple[float, float]]] | None = None
 
     @property
     def done(self) -> bool:
@@ -132,9 +139,19 @@ class WindowAligner:
             n += 1
         return n
 
-    def align_piece(self, samples: np.ndarray, offset: float, regions: Sequence[tuple[float, float]]) -> None:
+    def align_piece(self, samples: np.ndarray, offset: float, regions: Sequence[tuple[float, float]],
+                    last: bool = True) -> None:
         """Place words in this piece of audio: ``samples`` (16 kHz mono) starting ``offset`` seconds into the file,
-        with its VAD speech ``regions`` in seconds from the start of the file."""
+        with its VAD speech ``regions`` in seconds from the start of the file; ``last``: no piece follows.
+
+        A window is aligned only when the audio at hand holds its whole ``WINDOW_S`` seconds (or no piece follows):
+        the audio from the last placed word on (about a window's worth) is kept and aligned with the next piece, so
+        the cuts between pieces do not change the windows."""
+        if self._carry is not None:
+            kept, kept_offset, kept_regions = self._carry
+            samples, offset = np.concatenate([kept, samples]), kept_offset
+            regions = [*kept_regions, *regions]
+            self._carry = None
         limit = offset + len(samples) / SAMPLE_RATE
         seek = max(self.seek, offset)
         while not self.done:
@@ -142,6 +159,8 @@ class WindowAligner:
             if window is None:
                 break
             start, end = window
+            if not last and start + windows.WINDOW_S > limit:
+                break  # the piece may end before this window would: aligned with the next piece
             chunk = samples[max(0, round((start - offset) * SAMPLE_RATE)): round((end - offset) * SAMPLE_RATE)]
             budget = min(MAX_TEXT_TOKENS, BASE_TOKENS + math.ceil(TOKENS_PER_SECOND * (end - start)))
             while True:
@@ -153,7 +172,8 @@ class WindowAligner:
                     continue
                 break
             self.windows += 1
-            count = placed_count(times, end - start, more)
+            speech_end = max((min(b, end) for a, b in regions if a < end and b > start), default=end)
+            count = placed_count(times, end - start, speech_end - start, more)
             log.debug("window %.2f-%.2f s: %d words given, %d placed", start, end, n, count)
             if count == 0:
                 seek = end
@@ -162,4 +182,7 @@ class WindowAligner:
                 self.times[self.position + i] = Timed(start + t.start, start + t.end, t.probability)
             self.position += count
             seek = start + times[count - 1].end
+        if not last and not self.done:
+            k = min(len(samples), max(0, round((seek - offset) * SAMPLE_RATE)))
+            self._carry = (samples[k:], offset + k / SAMPLE_RATE, [(a, b) for a, b in regions if b > seek])
         self.seek = seek

@@ -111,9 +111,10 @@ def load_model(name: str | None, selection):
     return platform.prepare_model(load_whisper(resolved, device="cpu"), selection), resolved.name
 
 
-def _pieces(media: Path, options: AlignOptions) -> Iterator[tuple[Audio, tuple[tuple[float, float], ...]]]:
+def _pieces(media: Path, options: AlignOptions) -> Iterator[tuple[Audio, tuple[tuple[float, float], ...], bool]]:
     """``media``'s audio in pieces cut at a pause (as the pipeline cuts them), each with its speech regions in
-    seconds from the start of the file; one piece with diarization, which needs the whole file."""
+    seconds from the start of the file and whether it is the last; one piece with diarization, which needs the
+    whole file."""
     from whisper_subtitler.audio import PIECE_SECONDS, stream_audio
     from whisper_subtitler.vad import speech_regions, split_at_pause
 
@@ -134,7 +135,7 @@ def _pieces(media: Path, options: AlignOptions) -> Iterator[tuple[Audio, tuple[t
             n = int(round(cut * piece.sample_rate))
             carry = None if last else replace(piece, samples=piece.samples[n:], offset=piece.offset + n / piece.sample_rate)
             piece = replace(piece, samples=piece.samples[:n])
-            yield piece, tuple((a + piece.offset, min(b, cut) + piece.offset) for a, b in regions if a < cut)
+            yield piece, tuple((a + piece.offset, min(b, cut) + piece.offset) for a, b in regions if a < cut), last
     finally:
         stream.close()
 
@@ -221,7 +222,7 @@ def align_media(media: Path, transcript_path: Path, options: AlignOptions, selec
     audio = None
     language = ""
     words = sentences = ()
-    for piece, piece_regions in _pieces(media, options):
+    for piece, piece_regions, last in _pieces(media, options):
         stage("audio")
         if aligner is None:
             from whisper.tokenizer import get_tokenizer
@@ -231,7 +232,7 @@ def align_media(media: Path, transcript_path: Path, options: AlignOptions, selec
                                       task="transcribe")
             words, sentences = script_words(script, tokenizer)
             aligner = WindowAligner(model, tokenizer, words)
-        aligner.align_piece(piece.samples, piece.offset, piece_regions)
+        aligner.align_piece(piece.samples, piece.offset, piece_regions, last=last)
         regions.extend(piece_regions)
         audio = piece
         stage("align")
