@@ -300,6 +300,7 @@ def transcribe(
             max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps, word_level=word_level,
             bom=bom, crlf=crlf, speaker_style=speaker_style,
         )
+        audio_language = check_audio_options(audio_track, audio_language)  # before any model or device work
         from whisper_subtitler.diarize.options import options_from_cli
 
         diarization, names = options_from_cli(
@@ -330,7 +331,7 @@ def transcribe(
             name_template=name_template,
             overwrite=overwrite,
             audio_track=audio_track,
-            audio_language=check_audio_options(audio_track, audio_language),
+            audio_language=audio_language,
             embed=embed,
             burn_in=burn_in,
             cues=cue_options,
