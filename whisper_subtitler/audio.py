@@ -81,12 +81,14 @@ def check_input(path: Path) -> Path:
     return path.absolute()
 
 
-def _ffmpeg_url(path: Path) -> str:
+def ffmpeg_url(path: Path) -> str:
+    """``file:<path>`` for ffmpeg and ffprobe: the name is read as a file even when it starts with ``-``."""
     # "file:" makes ffmpeg read the name as a file path even if it starts with "-" or contains ":" (like "http:x").
     return f"file:{path}"
 
 
-def _last_error_line(stderr: bytes) -> str:
+def last_error_line(stderr: bytes) -> str:
+    """The last non-empty line of ffmpeg's ``stderr`` (where it says why it stopped), or ``unknown error``."""
     lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
     return lines[-1] if lines else "unknown error"
 
@@ -97,7 +99,7 @@ def probe(path: Path) -> MediaInfo:
     Raises ``InputError`` when ffprobe cannot read the file (not media, corrupt header) and
     ``MissingRequirementError`` when ffprobe is not installed.
     """
-    info = _probe_json(path)
+    info = probe_json(path)
     audio = [s for s in info.get("streams", []) if s.get("codec_type") == "audio"]
     # The audio stream's own duration: the container's may include a longer video stream.
     durations = [_seconds(s.get("duration") or s.get("tags", {}).get("DURATION")) for s in audio] or [None]
@@ -116,17 +118,20 @@ def _seconds(value) -> float | None:
         return None
 
 
-def _probe_json(path: Path) -> dict:
+def probe_json(path: Path) -> dict:
+    """ffprobe's JSON (``-show_streams -show_format``) for ``path``, with the hardening above (a protocol whitelist
+    of ``file``, a timeout). Raises ``InputError`` when ffprobe cannot read the file, ``MissingRequirementError``
+    without ffprobe."""
     cmd = [
         ffmpeg_binary("ffprobe"), "-v", "error", "-protocol_whitelist", "file",
-        "-show_streams", "-show_format", "-of", "json", _ffmpeg_url(path),
+        "-show_streams", "-show_format", "-of", "json", ffmpeg_url(path),
     ]
     try:
         proc = subprocess.run(cmd, capture_output=True, stdin=subprocess.DEVNULL, timeout=PROBE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise InputError(f"{path}: ffprobe timed out after {PROBE_TIMEOUT_S:.0f} s") from None
     if proc.returncode != 0:
-        raise InputError(f"{path}: not a readable media file ({_last_error_line(proc.stderr)})")
+        raise InputError(f"{path}: not a readable media file ({last_error_line(proc.stderr)})")
     return json.loads(proc.stdout or b"{}")
 
 
@@ -143,7 +148,7 @@ def _open(path: Path, audio_track: int) -> tuple[Path, float | None, list[str]]:
     declared = info.stream_durations[audio_track] if audio_track < len(info.stream_durations) else None
     declared = declared if declared is not None else info.duration
     cmd = (
-        ffmpeg.input(_ffmpeg_url(absolute), protocol_whitelist="file")
+        ffmpeg.input(ffmpeg_url(absolute), protocol_whitelist="file")
         .output("pipe:", map=f"0:a:{audio_track}", format="f32le", acodec="pcm_f32le", ac=1, ar=SAMPLE_RATE)
         .global_args("-nostdin", "-hide_banner", "-loglevel", "error")
         .compile(cmd=ffmpeg_binary("ffmpeg"))
@@ -209,12 +214,12 @@ def stream_audio(
                     break
             if proc.wait() != 0:
                 errors.seek(0)
-                raise InputError(f"{path}: ffmpeg could not decode the audio ({_last_error_line(errors.read())})")
+                raise InputError(f"{path}: ffmpeg could not decode the audio ({last_error_line(errors.read())})")
             _check_complete(path, offset_samples / SAMPLE_RATE, declared)
             errors.seek(0)
             warning = errors.read().strip()
             if warning:
-                log.warning("%s: ffmpeg reported: %s", path, _last_error_line(warning))
+                log.warning("%s: ffmpeg reported: %s", path, last_error_line(warning))
         finally:
             if proc.poll() is None:
                 proc.kill()

@@ -1,4 +1,4 @@
-"""The command line: ``whisper-subtitler transcribe``, ``format`` and ``doctor``.
+"""The command line: ``whisper-subtitler transcribe``, ``align`` (``align/command.py``), ``format`` and ``doctor``.
 
 Commands stay thin: they validate options, build the frozen option objects and call the pipeline. Expected
 failures (``SubtitlerError``) are caught here, once, and printed as one line on stderr; data goes to stdout only.
@@ -23,7 +23,7 @@ from whisper_subtitler.errors import ExitCode, SubtitlerError, UsageError
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 all done; 1 some files failed (each is named with its reason); 2 usage error; "
-    "3 a requirement is missing (ffmpeg, a model, an optional extra, a token); "
+    "3 a requirement is missing (ffmpeg, a model, an optional extra, a token, libass for --burn-in); "
     "4 the requested GPU backend is unavailable and --no-fallback is set; 130 interrupted."
 )
 
@@ -87,6 +87,25 @@ def subtitle_options(*, max_line_width: int, max_lines: int, max_cps: float, fps
     cue_options = CueOptions(max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps,
                              speaker_style=style)
     return cue_options, WriterOptions(bom=bom, crlf=crlf, word_level=word_level, speaker_style=style)
+
+
+AudioLanguage = Annotated[
+    Optional[str],
+    typer.Option("--audio-language", help="Use the audio stream tagged with this language (ISO 639-1 or 639-2: en, "
+                 "eng, de, ger); a file without one fails with the tags it has (exit code 2). --audio-track picks by "
+                 "number.", show_default=False),
+]
+
+
+def check_audio_options(audio_track: int, audio_language: str | None) -> str | None:
+    """``audio_language`` when valid and not combined with ``--audio-track``; raises ``UsageError`` otherwise."""
+    if audio_language is None:
+        return None
+    from whisper_subtitler.streams import check_language_code
+
+    if audio_track:
+        raise UsageError("--audio-track and --audio-language both choose the audio stream; give one")
+    return check_language_code(audio_language)
 
 
 # Options shared by the commands that write subtitle files.
@@ -190,6 +209,15 @@ def transcribe(
                                     "(default: common video and audio extensions).", show_default=False)
     ] = None,
     audio_track: Annotated[int, typer.Option("--audio-track", min=0, help="Audio stream to use (0 = first).")] = 0,
+    audio_language: AudioLanguage = None,
+    embed: Annotated[bool, typer.Option("--embed", rich_help_panel="Video", help="Also write a copy of each video with "
+                     "the subtitles as soft tracks, nothing re-encoded: <name>.subtitled.<ext> (MKV: SRT, plus ASS "
+                     "when asked; MP4/MOV: mov_text; WebM: WebVTT; other containers become .mkv), tagged with the "
+                     "language (README, \"Subtitles in the video\").")] = False,
+    burn_in: Annotated[bool, typer.Option("--burn-in", rich_help_panel="Video", help="Also write a copy of each video "
+                       "with the subtitles rendered into the picture (ffmpeg with libass, our ASS styles and speaker "
+                       "colours): <name>.burned.<mp4|mov|mkv>, H.264 (libx264) at CRF 20, preset medium, audio "
+                       "copied.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be done (stdout) and exit.")] = False,
     json_summary: Annotated[
         bool, typer.Option("--json", help="Print one JSON summary of the batch on stdout (README, \"Scripting\").")
@@ -272,6 +300,7 @@ def transcribe(
             max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps, word_level=word_level,
             bom=bom, crlf=crlf, speaker_style=speaker_style,
         )
+        audio_language = check_audio_options(audio_track, audio_language)  # before any model or device work
         from whisper_subtitler.diarize.options import options_from_cli
 
         diarization, names = options_from_cli(
@@ -302,6 +331,9 @@ def transcribe(
             name_template=name_template,
             overwrite=overwrite,
             audio_track=audio_track,
+            audio_language=audio_language,
+            embed=embed,
+            burn_in=burn_in,
             cues=cue_options,
             writer=writer_options,
             batched=not no_batch,
@@ -465,6 +497,11 @@ def format_transcripts(
         raise fail(e) from None
     if failed:
         raise typer.Exit(int(ExitCode.FAILED))
+
+
+from whisper_subtitler.align.command import align as _align  # noqa: E402 - it uses the options defined above
+
+app.command("align", epilog=EXIT_CODES_HELP)(_align)
 
 
 def main() -> None:

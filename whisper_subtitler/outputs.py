@@ -56,24 +56,40 @@ def write_atomic(path: Path, data: bytes, *, overwrite: bool = False) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        if overwrite:
-            os.replace(tmp, path)
-        else:
-            try:
-                os.link(tmp, path)  # atomic create-if-absent: FileExistsError if a file appeared meanwhile
-            except FileExistsError:
-                raise
-            except OSError:  # a file system without hard links (FAT, some network shares)
-                if path.exists():
-                    raise FileExistsError(path) from None
-                os.rename(tmp, path)
-            tmp.unlink(missing_ok=True)
+        publish(tmp, path, overwrite=overwrite)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def temporary_beside(path: Path) -> Path:
+    """A new empty temporary file in ``path``'s folder (created, ``TEMP_PREFIX`` name, ``path``'s extension), for a
+    writer that needs a file name, such as ffmpeg; ``publish`` moves it into place. Raises ``OSError``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=".tmp" + path.suffix)
+    os.close(fd)
+    return Path(tmp_name)
+
+
+def publish(tmp: Path, path: Path, *, overwrite: bool = False) -> None:
+    """Move the complete file ``tmp`` (in ``path``'s folder) to ``path`` atomically, with the permissions of a
+    normally created file; ``tmp`` is gone afterwards unless an error is raised. Raises ``FileExistsError`` when
+    ``path`` exists and ``overwrite`` is false (it is left untouched)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    if overwrite:
+        os.replace(tmp, path)
+        return
+    try:
+        os.link(tmp, path)  # atomic create-if-absent: FileExistsError if a file appeared meanwhile
+    except FileExistsError:
+        raise
+    except OSError:  # a file system without hard links (FAT, some network shares)
+        if path.exists():
+            raise FileExistsError(path) from None
+        os.rename(tmp, path)
+    tmp.unlink(missing_ok=True)
 
 
 def write_subtitles(

@@ -73,6 +73,9 @@ class RunOptions:
     name_template: str = "{stem}"
     overwrite: bool = False
     audio_track: int = 0
+    audio_language: str | None = None  # --audio-language: the audio stream tagged with it (streams.pick_audio_track)
+    embed: bool = False  # --embed: a video copy with soft subtitle tracks (whisper_subtitler.video)
+    burn_in: bool = False  # --burn-in: a video copy with the subtitles in the picture
     cues: CueOptions = CueOptions()
     writer: WriterOptions = WriterOptions()
     diarization: object | None = None  # whisper_subtitler.diarize.DiarizationOptions when --diarize
@@ -90,6 +93,7 @@ class FileResult:
     outputs: tuple[Path, ...] = ()
     skipped_outputs: tuple[Path, ...] = ()
     error: str | None = None
+    exit_code: int = 0  # of a failed file: its error's documented exit code (1, 2 or 3)
     duration: float | None = None  # audio seconds
     language: str | None = None
     speakers: tuple[str, ...] = ()
@@ -151,11 +155,17 @@ class Pipeline:
         return self._model
 
     def outputs_for(self, source: Path) -> list[Path]:
-        """The output paths ``source`` would get, one per format."""
+        """The output paths ``source`` would get, one per format, then its video copies (``--embed``, ``--burn-in``)."""
         return [
             output_path(source, self.options.output_dir, FORMATS[fmt].extension, self.options.name_template)
             for fmt in self.options.formats
-        ]
+        ] + [target for _, target in self._video_targets(source)]
+
+    def _video_targets(self, source: Path) -> list[tuple[str, Path]]:
+        from whisper_subtitler.video import video_targets
+
+        o = self.options
+        return video_targets(source, o.output_dir, o.name_template, embed=o.embed, burn_in=o.burn_in)
 
     def _existing_outputs(self, source: Path) -> list[Path]:
         """All of ``source``'s outputs when every one exists and ``--overwrite`` is off (the file is skipped)."""
@@ -167,7 +177,12 @@ class Pipeline:
         """``source``'s audio: in pieces, so memory does not grow with the duration; whole with diarization,
         which clusters speakers over the whole file."""
         piece_seconds = None if self.options.diarization is not None else PIECE_SECONDS
-        return stream_audio(source, audio_track=self.options.audio_track, piece_seconds=piece_seconds)
+        track = self.options.audio_track
+        if self.options.audio_language:
+            from whisper_subtitler.streams import pick_audio_track
+
+            track = pick_audio_track(source, self.options.audio_language)
+        return stream_audio(source, audio_track=track, piece_seconds=piece_seconds)
 
     def process(self, source: Path, on_stage: Callable[[str], None] = lambda stage: None) -> FileResult:
         """Turn ``source`` into subtitle files; expected failures become a ``failed`` result, not an exception.
@@ -182,7 +197,8 @@ class Pipeline:
         except MissingRequirementError:
             raise
         except SubtitlerError as e:
-            return FileResult(source=source, status="failed", error=e.message if not e.hint else str(e))
+            return FileResult(source=source, status="failed", error=e.message if not e.hint else str(e),
+                              exit_code=int(e.exit_code))
 
     def _process(self, source: Path, on_stage: Callable[[str], None]) -> FileResult:
         prepared = self._prefetcher.take(source) if self._prefetcher is not None else None
@@ -192,6 +208,10 @@ class Pipeline:
                 prepared.close()
             return FileResult(source=source, status="skipped", skipped_outputs=tuple(existing))
 
+        if self.options.burn_in and self._video_targets(source):
+            from whisper_subtitler.video.run import require_subtitle_filter
+
+            require_subtitle_filter(source)  # fails this file now, not after transcribing it
         timings: dict[str, float] = {}
         clock = time.perf_counter()
 
@@ -224,6 +244,14 @@ class Pipeline:
             transcript, cues, list(zip(self.options.formats, self.outputs_for(source))), self.options.writer,
             overwrite=self.options.overwrite,
         )
+        if self._video_targets(source):
+            from whisper_subtitler.video import write_video_copies
+
+            stage("video")
+            copies, kept_copies = write_video_copies(source, transcript, cues, self._video_targets(source),
+                                                     self.options.writer, self.options.formats,
+                                                     overwrite=self.options.overwrite)
+            written, kept = written + copies, kept + kept_copies
         stage("")
         return FileResult(
             source=source,

@@ -29,10 +29,12 @@ class BatchSummary:
 
     @property
     def exit_code(self) -> ExitCode:
-        """130 when interrupted, 1 when a file failed, else 0."""
+        """130 when interrupted; when files failed, the highest of their errors' codes (1; 2 for a usage error
+        such as an --audio-language no stream has; 3 for a missing requirement such as libass); else 0."""
         if self.interrupted:
             return ExitCode.INTERRUPTED
-        return ExitCode.FAILED if any(r.status == "failed" for r in self.results) else ExitCode.OK
+        failed = [r for r in self.results if r.status == "failed"]
+        return ExitCode(max(r.exit_code or ExitCode.FAILED for r in failed)) if failed else ExitCode.OK
 
     def to_json(self) -> dict:
         """The documented ``--json`` object (README, "Scripting")."""
