@@ -103,15 +103,15 @@ def test_level_2_measures_batch_sizes_once_and_caches_the_winner(tmp_path, monke
     selection = replace(selection, batch_size=2)  # a baseline among few chunks, so that larger sizes differ
 
     measured: list[tuple[int, bool | None, str | None, bool]] = []
-    from whisper_subtitler.decoding import batched
+    from whisper_subtitler.decoding import transcriber
 
-    real = batched.ChunkTranscriber.transcribe
+    real = transcriber.ChunkTranscriber.transcribe
 
     def counting(self, chunks, source):
         measured.append((self.batch_size, self.decoder_kernels, self.attention, self.compiled_decoder))
         return real(self, chunks, source)
 
-    monkeypatch.setattr(batched.ChunkTranscriber, "transcribe", counting)
+    monkeypatch.setattr(transcriber.ChunkTranscriber, "transcribe", counting)
     first = choose_settings(model, audio, speech, TranscribeOptions(), selection, model_name="tiny.en")
     assert first.batch_size in batch_candidates("cpu", 2)
     assert sorted({b for b, *_ in measured}) == [2, 4, 8, 16]  # every candidate measured
@@ -150,7 +150,7 @@ def test_level_2_drops_a_candidate_that_changes_the_words(tmp_path, monkeypatch)
     import numpy as np
 
     from whisper_subtitler import platform
-    from whisper_subtitler.decoding import batched
+    from whisper_subtitler.decoding import transcriber
     from whisper_subtitler.models import load_whisper, resolve_model
     from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment
 
@@ -162,7 +162,7 @@ def test_level_2_drops_a_candidate_that_changes_the_words(tmp_path, monkeypatch)
         text = "a faulty kernel says this" if self.attention == "MATH" else "every chunk says the same thing here"
         return [Segment(start=c.start, end=c.end, text=" " + text) for c in chunks]
 
-    monkeypatch.setattr(batched.ChunkTranscriber, "transcribe", simulated)
+    monkeypatch.setattr(transcriber.ChunkTranscriber, "transcribe", simulated)
     speech = [(30.0 * i + 1, 30.0 * i + 5) for i in range(6)]  # one 30-s window each
     audio = Audio(samples=np.zeros(180 * SAMPLE_RATE, np.float32), sample_rate=SAMPLE_RATE, source=tmp_path / "a.wav")
     selection = platform.configure(gpu_backend="cpu", optimization_level=2, model="tiny.en", environ={},

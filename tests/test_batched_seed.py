@@ -1,4 +1,4 @@
-"""Deterministic decoding: the temperature fallback's sampling is seeded per chunk (``decoding.batch``).
+"""Deterministic decoding: the temperature fallback's sampling is seeded per chunk (``decoding.budgeted``).
 
 The unit tests need no model; the slow ones run the embedded tiny.en model on three real utterances of pyannote's
 ``sample.wav`` (about a minute each on 2 busy CPU cores).
@@ -12,7 +12,7 @@ import re
 import pytest
 import torch
 
-from whisper_subtitler.decoding.batch import SeededSampler, sampling_seed
+from whisper_subtitler.decoding.budgeted import SeededSampler, sampling_seed
 
 
 def test_sampling_seed_depends_on_seed_chunk_and_temperature_only():
@@ -97,7 +97,7 @@ def sample_audio():
 def _files(model, audio, speech, options, thresholds, batch_size=4) -> tuple[bytes, bytes, int]:
     """SRT and JSON bytes of one batched transcription, and how many chunk decodings sampled."""
     from whisper_subtitler.cues import CueOptions, build_cues
-    from whisper_subtitler.decoding.batched import DecodingSettings, transcribe_batched
+    from whisper_subtitler.decoding.transcriber import DecodingSettings, transcribe_batched
     from whisper_subtitler.writers import FORMATS, WriterOptions
 
     records: list[str] = []
@@ -106,7 +106,7 @@ def _files(model, audio, speech, options, thresholds, batch_size=4) -> tuple[byt
         def emit(self, record: logging.LogRecord) -> None:
             records.append(record.getMessage())
 
-    logger = logging.getLogger("whisper_subtitler.decoding.batched")
+    logger = logging.getLogger("whisper_subtitler.decoding.transcriber")
     handler, level = Catch(level=logging.DEBUG), logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)

@@ -69,7 +69,7 @@ def speech(clean_speech):
 
 @pytest.fixture(scope="module")
 def batched(tiny, clean_speech, speech):
-    from whisper_subtitler.decoding.batched import DecodingSettings, transcribe_batched
+    from whisper_subtitler.decoding.transcriber import DecodingSettings, transcribe_batched
 
     return transcribe_batched(tiny, clean_speech[0], speech, TranscribeOptions(), settings=DecodingSettings(4),
                               model_name="tiny.en")
@@ -112,7 +112,7 @@ def test_batched_decoding_matches_whisper_decode_row_for_row(tiny, clean_speech,
     import torch
     import whisper
 
-    from whisper_subtitler.decoding.batch import decode_features
+    from whisper_subtitler.decoding.budgeted import decode_features
     from whisper_subtitler.decoding.chunking import plan_chunks, token_budget
     from whisper_subtitler.decoding.features import array_source, chunk_samples, log_mel_windows
 
@@ -138,7 +138,7 @@ def test_batched_alignment_gives_add_word_timestamps_words_and_times(tiny, clean
     from whisper.tokenizer import get_tokenizer
 
     from whisper_subtitler.decoding.alignment import align_batch
-    from whisper_subtitler.decoding.batch import decode_features
+    from whisper_subtitler.decoding.budgeted import decode_features
     from whisper_subtitler.decoding.chunking import plan_chunks, token_budget
     from whisper_subtitler.decoding.features import array_source, chunk_samples, log_mel_windows
 
@@ -166,7 +166,7 @@ def test_batched_alignment_gives_add_word_timestamps_words_and_times(tiny, clean
 def test_token_budget_stops_a_row_and_marks_it_truncated(tiny, clean_speech, speech):
     import torch
 
-    from whisper_subtitler.decoding.batch import decode_features
+    from whisper_subtitler.decoding.budgeted import decode_features
     from whisper_subtitler.decoding.chunking import plan_chunks
     from whisper_subtitler.decoding.features import array_source, chunk_samples, log_mel_windows
 
@@ -180,15 +180,15 @@ def test_token_budget_stops_a_row_and_marks_it_truncated(tiny, clean_speech, spe
 
 
 def test_simulated_out_of_memory_loses_no_chunk(tiny, clean_speech, speech, batched, monkeypatch):
-    from whisper_subtitler.decoding import batch
-    from whisper_subtitler.decoding.batched import ChunkTranscriber
+    from whisper_subtitler.decoding import budgeted
+    from whisper_subtitler.decoding.transcriber import ChunkTranscriber
     from whisper_subtitler.decoding.chunking import plan_chunks
     from whisper_subtitler.decoding.features import array_source
 
     class OutOfMemoryError(RuntimeError):
         pass
 
-    real = batch.decode_features
+    real = budgeted.decode_features
     sizes: list[int] = []
 
     def decode_at_most_one(model, features, budgets, **kw):
@@ -197,7 +197,7 @@ def test_simulated_out_of_memory_loses_no_chunk(tiny, clean_speech, speech, batc
             raise OutOfMemoryError("CUDA out of memory (simulated)")
         return real(model, features, budgets, **kw)
 
-    monkeypatch.setattr(batch, "decode_features", decode_at_most_one)
+    monkeypatch.setattr(budgeted, "decode_features", decode_at_most_one)
     source = array_source(clean_speech[0].samples)
     chunks = plan_chunks(speech)
     assert len(chunks) >= 2
@@ -211,7 +211,7 @@ def test_simulated_out_of_memory_loses_no_chunk(tiny, clean_speech, speech, batc
 
 
 def test_no_speech_gives_no_segments_and_tiny_chunks_work(tiny, clean_speech):
-    from whisper_subtitler.decoding.batched import transcribe_batched
+    from whisper_subtitler.decoding.transcriber import transcribe_batched
 
     audio = clean_speech[0]
     silent = Audio(samples=np.zeros(5 * SAMPLE_RATE, np.float32), sample_rate=SAMPLE_RATE, source=Path("silence"))
@@ -223,7 +223,7 @@ def test_no_speech_gives_no_segments_and_tiny_chunks_work(tiny, clean_speech):
 
 
 def test_speech_up_to_the_last_sample_is_transcribed(tiny, clean_speech, batched):
-    from whisper_subtitler.decoding.batched import DecodingSettings, transcribe_batched
+    from whisper_subtitler.decoding.transcriber import DecodingSettings, transcribe_batched
     from whisper_subtitler.vad import speech_regions
 
     audio = clean_speech[0]

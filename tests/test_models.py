@@ -9,12 +9,12 @@ import pytest
 import torch
 
 from whisper_subtitler.errors import InputError, ModelNotFoundError
-from whisper_subtitler.models import embedded, load_whisper, resolve_model
+from whisper_subtitler.models import wheels, load_whisper, resolve_model
 from whisper_subtitler.models.ctranslate2 import ConversionError, convert, read_model_bin
 
 from tests import media
 
-TINY_EN = embedded.PROVIDERS["tiny.en"]
+TINY_EN = wheels.PROVIDERS["tiny.en"]
 
 
 @pytest.fixture(scope="module")

@@ -158,7 +158,7 @@ def build_report(
     then the ``auto`` choice. ``environ``, ``cwd`` and ``machine`` exist for tests. Byte sizes are bytes.
     """
     from whisper_subtitler import __version__, platform
-    from whisper_subtitler.platform.batch import batch_table
+    from whisper_subtitler.platform.batch_advice import batch_table
     from whisper_subtitler.platform.environment import load_environment
     from whisper_subtitler.platform.optimize import plan_optimizations
 

@@ -285,7 +285,7 @@ class Pipeline:
         return transcribe_sequential(model, audio, speech, options, model_name=self._model_name)
 
     def _transcribe_batched(self, model, audio, speech, options: TranscribeOptions):
-        from whisper_subtitler.decoding.batched import transcribe_batched
+        from whisper_subtitler.decoding.transcriber import transcribe_batched
         from whisper_subtitler.decoding.tuning import choose_settings
 
         settings = choose_settings(model, audio, speech, options, self.selection,

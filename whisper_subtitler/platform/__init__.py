@@ -18,7 +18,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from whisper_subtitler.platform.batch import BatchAdvice, batch_table, recommend_batch_size
+from whisper_subtitler.platform.batch_advice import BatchAdvice, batch_table, recommend_batch_size
 from whisper_subtitler.platform.environment import Request, load_environment, resolve_request
 from whisper_subtitler.platform.machine import Backend, Device, Machine, Probe, describe, with_free_memory
 from whisper_subtitler.platform.optimize import OptimizationReport, StepResult, apply_optimizations, plan_optimizations

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from whisper_subtitler.errors import BackendUnavailableError
 from whisper_subtitler.platform import architectures as arch
-from whisper_subtitler.platform.batch import CPU_BATCH, BatchAdvice, recommend_batch_size
+from whisper_subtitler.platform.batch_advice import CPU_BATCH, BatchAdvice, recommend_batch_size
 from whisper_subtitler.platform.environment import Request
 from whisper_subtitler.platform.machine import BACKENDS, Device, Machine
 

@@ -1,9 +1,9 @@
 """Stage 2, batched: VAD-first chunking and batched decoding with openai-whisper's models, with word timestamps.
 
     speech regions (VAD) -> joined across short pauses, one chunk each, <= 30 s (chunking) -> log-mel windows
-    -> encoder, one pass per batch -> greedy decoding with token budgets, finished rows dropped (batch)
+    -> encoder, one pass per batch -> greedy decoding with token budgets, finished rows dropped (budgeted)
     -> chunks that fail the compression-ratio or log-probability checks decoded again at the next temperature,
-       only those, sampling seeded per chunk (quality, batch.sampling_seed) -> word timestamps from the same audio
+       only those, sampling seeded per chunk (quality, budgeted.sampling_seed) -> word timestamps from the same audio
        features (alignment) -> global times
 
 Batches run through ``backoff.BatchRunner``: an out-of-memory error halves the batch, down to 1, then moves the
@@ -29,7 +29,7 @@ from whisper_subtitler.decoding.backoff import BatchRunner, is_out_of_memory
 from whisper_subtitler.decoding.chunking import Chunk, decoding_order, plan_chunks, token_budget
 from whisper_subtitler.decoding.features import SampleSource, array_source, chunk_samples, log_mel_windows, quietest_point
 from whisper_subtitler.decoding.quality import Decoded, Thresholds, best_attempt, is_silence, needs_fallback
-from whisper_subtitler.platform.batch import CPU_BATCH  # the batch size after an out-of-memory move to the CPU
+from whisper_subtitler.platform.batch_advice import CPU_BATCH  # the batch size after an out-of-memory move to the CPU
 from whisper_subtitler.transcribe import TranscribeOptions
 from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment, Transcript, Word
 
@@ -63,7 +63,7 @@ class ChunkTranscriber:
     some shape), both are turned off with a warning and the batch is decoded again. ``cpu_fallback``: after an
     out-of-memory error at batch 1, move the model to the CPU (``backoff.BatchRunner``); without it, re-raise.
     ``offset``: where the audio the chunks come from starts in the file (seconds), so that each chunk's sampling
-    seed (``batch.sampling_seed`` of ``options.seed`` and the chunk's first sample in the file) does not depend on
+    seed (``budgeted.sampling_seed`` of ``options.seed`` and the chunk's first sample in the file) does not depend on
     how the file was cut into pieces. ``sampled`` counts the chunk decodings at a temperature above 0.
     """
 
@@ -187,7 +187,7 @@ class ChunkTranscriber:
     def _decode_group(self, group: list[Chunk], source: SampleSource) -> list[tuple[Segment, ...]]:
         import torch
 
-        from whisper_subtitler.decoding import batch
+        from whisper_subtitler.decoding import budgeted
         from whisper_subtitler.decoding.alignment import align_batch
         from whisper_subtitler.decoding.kernels import attention_kernel
 
@@ -202,11 +202,11 @@ class ChunkTranscriber:
             first_samples = [round((self.offset + c.start) * SAMPLE_RATE) for c in group]
             for temperature in self.options.temperatures:
                 rows = features if len(pending) == len(group) else features[pending]
-                decoded = batch.decode_features(
+                decoded = budgeted.decode_features(
                     self.model, rows, [budgets[i] for i in pending], language=self.language,
                     task=self.options.task, temperature=temperature, fp16=self.fp16,
                     prompt=self.options.initial_prompt, compiled=self.compiled_decoder,
-                    seeds=[batch.sampling_seed(self.options.seed, first_samples[i], temperature) for i in pending],
+                    seeds=[budgeted.sampling_seed(self.options.seed, first_samples[i], temperature) for i in pending],
                 )
                 if temperature > 0:
                     self.sampled += len(pending)

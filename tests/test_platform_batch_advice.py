@@ -8,7 +8,7 @@ from unittest import mock
 import pytest
 
 from tests.test_platform_machines import MACHINES
-from whisper_subtitler.platform.batch import (
+from whisper_subtitler.platform.batch_advice import (
     ADVICE_MODELS, GPU_BATCH_CAP, WHISPER_DIMS, buffer_elements, estimate_memory, model_dims, parameter_count,
     recommend_batch_size,
 )
