@@ -74,7 +74,7 @@ def run_ours(args, *, int8: bool = False) -> dict:
     from whisper_subtitler import platform
     from whisper_subtitler.decoding.quantize import quantize_int8
     from whisper_subtitler.pipeline import Pipeline, RunOptions
-    from whisper_subtitler.transcribe import TranscribeOptions
+    from whisper_subtitler.transcription import TranscribeOptions
     from whisper_subtitler.vad import _load_model
 
     selection = platform.configure(gpu_backend="cpu" if args.device == "cpu" else None, model=args.model)

@@ -45,7 +45,7 @@ def capture(wav: Path, cache: Path) -> dict:
     from whisper_subtitler.audio import stream_audio
     from whisper_subtitler.diarize import DiarizationOptions, load_diarizer
     from whisper_subtitler.pipeline import Pipeline, RunOptions
-    from whisper_subtitler.transcribe import TranscribeOptions
+    from whisper_subtitler.transcription import TranscribeOptions
     from whisper_subtitler.writers.json import transcript_to_dict
 
     selection = platform.configure(gpu_backend="cpu", optimization_level=None, no_fallback=False, env_file=None,

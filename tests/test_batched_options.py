@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from whisper_subtitler.decoding.tuning import DecodingSettings, batch_candidates, choose_settings
-from whisper_subtitler.transcribe import TranscribeOptions
+from whisper_subtitler.transcription import TranscribeOptions
 
 
 def test_candidates_on_the_cpu_and_around_the_gpu_advice():

@@ -263,7 +263,7 @@ def transcribe(
     from whisper_subtitler.inputs import expand_inputs, parse_extensions
     from whisper_subtitler.pipeline import Pipeline, RunOptions
     from whisper_subtitler.runner import BatchProgress, run_batch
-    from whisper_subtitler.transcribe import TranscribeOptions
+    from whisper_subtitler.transcription import TranscribeOptions
 
     setup_logging(verbose, quiet)
     try:

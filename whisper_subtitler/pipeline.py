@@ -27,7 +27,7 @@ from whisper_subtitler.cues.guards import clean_transcript
 from whisper_subtitler.errors import SubtitlerError
 from whisper_subtitler.outputs import output_path, write_subtitles
 from whisper_subtitler.prefetch import Prefetcher, Prepared
-from whisper_subtitler.transcribe import TranscribeOptions
+from whisper_subtitler.transcription import TranscribeOptions
 from whisper_subtitler.types import Audio, Transcript
 from whisper_subtitler.writers import FORMATS, WriterOptions
 
@@ -278,19 +278,15 @@ class Pipeline:
         return transcript, tuple(speech), audio
 
     def _transcribe(self, model, audio: Audio, speech, options: TranscribeOptions) -> Transcript:
-        from whisper_subtitler.transcribe import transcribe_sequential
+        from whisper_subtitler.decoding.transcriber import BatchedTranscriber
+        from whisper_subtitler.transcribe import SequentialTranscriber
 
         if self.options.batched:
-            return self._transcribe_batched(model, audio, speech, options)
-        return transcribe_sequential(model, audio, speech, options, model_name=self._model_name)
-
-    def _transcribe_batched(self, model, audio, speech, options: TranscribeOptions):
-        from whisper_subtitler.decoding.transcriber import transcribe_batched
-        from whisper_subtitler.decoding.tuning import choose_settings
-
-        settings = choose_settings(model, audio, speech, options, self.selection,
-                                   model_name=self._model_name, requested=self.options.batch_size)
-        return transcribe_batched(model, audio, speech, options, settings=settings, model_name=self._model_name)
+            transcriber = BatchedTranscriber(model, options, model_name=self._model_name, selection=self.selection,
+                                             batch_size=self.options.batch_size)
+        else:
+            transcriber = SequentialTranscriber(model, options, model_name=self._model_name)
+        return transcriber.transcribe(audio, speech)
 
     def _diarize(self, audio, transcript, speech):
         from whisper_subtitler.diarize import load_diarizer

@@ -25,7 +25,7 @@ from dataclasses import replace
 from difflib import SequenceMatcher
 
 from whisper_subtitler.decoding.transcriber import ChunkTranscriber, DecodingSettings
-from whisper_subtitler.transcribe import TranscribeOptions
+from whisper_subtitler.transcription import TranscribeOptions
 from whisper_subtitler.types import Audio
 
 log = logging.getLogger(__name__)
