@@ -53,7 +53,8 @@ def capture(wav: Path, cache: Path) -> dict:
     platform.apply_optimizations(selection)
     options = RunOptions(transcribe=TranscribeOptions(fp16=False), formats=(), diarization=DiarizationOptions())
     pipeline = Pipeline(options, selection)
-    transcript, speech, audio = pipeline._transcribe_pieces(stream_audio(wav, piece_seconds=None), lambda s: None)
+    transcribed = pipeline.transcribe(stream_audio(wav, piece_seconds=None))
+    transcript, speech, audio = transcribed.transcript, transcribed.speech, transcribed.audio
     diarization = load_diarizer(DiarizationOptions(), "cpu").diarize(audio)
 
     def turns(ts):

@@ -11,7 +11,9 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
+from whisper_subtitler.decoding.transcriber import BatchedDecoding
 from whisper_subtitler.decoding.tuning import DecodingSettings, batch_candidates, choose_settings
+from whisper_subtitler.transcribe import SequentialDecoding
 from whisper_subtitler.transcription import TranscribeOptions
 
 
@@ -38,10 +40,13 @@ class _Capture:
     def __init__(self, options, selection):
         type(self).options = options
 
-    def process(self, source, **kwargs):
-        from whisper_subtitler.pipeline import FileResult
+    def load(self, sources):
+        pass
 
-        return FileResult(source=source, status="done")
+    def process(self, source, **kwargs):
+        from whisper_subtitler.results import FileResult, FileStatus
+
+        return FileResult(source=source, status=FileStatus.DONE)
 
     def prefetch(self, source):
         pass
@@ -51,10 +56,10 @@ class _Capture:
 
 
 @pytest.mark.parametrize(
-    ("args", "batched", "batch_size"),
-    [((), True, None), (("--batch-size", "4"), True, 4), (("--no-batch",), False, None)],
+    ("args", "decoding"),
+    [((), BatchedDecoding(None)), (("--batch-size", "4"), BatchedDecoding(4)), (("--no-batch",), SequentialDecoding())],
 )
-def test_cli_passes_batch_options_to_the_pipeline(args, batched, batch_size, tmp_path, monkeypatch):
+def test_cli_passes_batch_options_to_the_pipeline(args, decoding, tmp_path, monkeypatch):
     from whisper_subtitler import pipeline
     from whisper_subtitler.cli import app
 
@@ -63,8 +68,7 @@ def test_cli_passes_batch_options_to_the_pipeline(args, batched, batch_size, tmp
     monkeypatch.setattr(pipeline, "Pipeline", _Capture)
     result = CliRunner().invoke(app, ["transcribe", str(media), "--gpu-backend", "cpu", *args])
     assert result.exit_code == 0, result.output
-    assert _Capture.options.batched is batched
-    assert _Capture.options.batch_size == batch_size
+    assert _Capture.options.decoding == decoding
 
 
 def test_cli_refuses_a_batch_size_below_1(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jiwer
 import pytest
 
-from whisper_subtitler import pipeline as pipeline_module
+from whisper_subtitler import pieces as pieces_module
 from whisper_subtitler import platform
 from whisper_subtitler.pipeline import Pipeline, RunOptions
 from whisper_subtitler.vad import split_at_pause
@@ -34,7 +34,7 @@ def test_pieces_give_the_same_words(tmp_path, monkeypatch):
         return read_transcript(result.outputs[0])
 
     whole = transcript("whole")
-    monkeypatch.setattr(pipeline_module, "PIECE_SECONDS", 9.0)
+    monkeypatch.setattr(pieces_module, "PIECE_SECONDS", 9.0)
     pieces = transcript("pieces")
     starts = [w.start for w in pieces.words]
     assert starts == sorted(starts) and 6.0 < starts[0] and pieces.words[-1].end <= 30.0

@@ -20,6 +20,7 @@ from rich.logging import RichHandler
 from whisper_subtitler import __version__
 from whisper_subtitler.cues.labels import SpeakerStyle
 from whisper_subtitler.errors import ExitCode, SubtitlerError, UsageError
+from whisper_subtitler.results import FileStatus
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 all done; 1 some files failed (each is named with its reason); 2 usage error; "
@@ -263,6 +264,8 @@ def transcribe(
     from whisper_subtitler.inputs import expand_inputs, parse_extensions
     from whisper_subtitler.pipeline import Pipeline, RunOptions
     from whisper_subtitler.runner import BatchProgress, run_batch
+    from whisper_subtitler.decoding.transcriber import BatchedDecoding
+    from whisper_subtitler.transcribe import SequentialDecoding
     from whisper_subtitler.transcription import TranscribeOptions
 
     setup_logging(verbose, quiet)
@@ -304,8 +307,7 @@ def transcribe(
             audio_track=audio_track,
             cues=cue_options,
             writer=writer_options,
-            batched=not no_batch,
-            batch_size=batch_size,
+            decoding=SequentialDecoding() if no_batch else BatchedDecoding(batch_size),
             diarization=diarization,
             speaker_names=names,
         )
@@ -317,6 +319,7 @@ def transcribe(
             print_plan(pipeline, sources, as_json=json_summary)
             return
         try:
+            pipeline.load(sources)  # a bad --model ends the run here, once, before any file
             summary = run_batch(
                 pipeline.process, sources, BatchProgress(err, len(sources), enabled=not quiet),
                 report=lambda result: report_result(result, quiet), prefetch=pipeline.prefetch,
@@ -358,7 +361,7 @@ def check_diarization(options):
 
 def report_result(result, quiet: bool) -> None:
     """One line on stderr per file: what was written, kept, or why it failed."""
-    if result.status == "failed":
+    if result.status is FileStatus.FAILED:
         err.print(f"[red]failed:[/red] {result.error}", highlight=False, soft_wrap=True)
     elif not quiet:
         for out in result.outputs:

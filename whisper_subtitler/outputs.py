@@ -64,10 +64,8 @@ def write_atomic(path: Path, data: bytes, *, overwrite: bool = False) -> None:
         else:
             try:
                 os.link(tmp, path)  # atomic create-if-absent: FileExistsError if a file appeared meanwhile
-            except FileExistsError:
-                raise
-            except OSError:  # a file system without hard links (FAT, some network shares)
-                if path.exists():
+            except OSError as error:  # else: a file system without hard links (FAT, some network shares)
+                if isinstance(error, FileExistsError) or path.exists():
                     raise FileExistsError(path) from None
                 os.rename(tmp, path)
             tmp.unlink(missing_ok=True)

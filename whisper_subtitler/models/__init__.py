@@ -24,7 +24,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from whisper_subtitler.errors import InputError, ModelNotFoundError
+from whisper_subtitler.errors import ModelError, ModelNotFoundError
 from whisper_subtitler.models import wheels
 from whisper_subtitler.models.ctranslate2 import ConversionError, convert, is_ctranslate2_folder
 
@@ -98,8 +98,8 @@ def _convert_cached(label: str, fingerprint: str, open_folder: Callable[[], Abst
 def resolve_model(model: str | None) -> ResolvedModel:
     """Find the checkpoint for ``model`` (a name or a path; ``None`` means ``DEFAULT_MODEL``), offline first.
 
-    Raises ``ModelNotFoundError`` (exit 3) listing every place tried, ``InputError`` for a path that exists but
-    is neither a checkpoint file nor a CTranslate2 folder.
+    Raises ``ModelNotFoundError`` (exit 3) listing every place tried, ``ModelError`` (exit 3) for a path that exists
+    but is neither a checkpoint file nor a CTranslate2 folder.
     """
     import whisper
 
@@ -117,9 +117,9 @@ def resolve_model(model: str | None) -> ResolvedModel:
                 converted = _convert_cached(folder.name, fingerprint, lambda: nullcontext(folder))
                 return ResolvedModel(name=folder.name, path=converted, source="ctranslate2")
             except ConversionError as e:
-                raise InputError(f"{path}: cannot convert this CTranslate2 model: {e}") from None
+                raise ModelError(f"{path}: cannot convert this CTranslate2 model: {e}") from None
         if path.is_dir():
-            raise InputError(
+            raise ModelError(
                 f"{path}: not a model: expected an openai-whisper .pt file or a CTranslate2 folder "
                 "with model.bin and config.json"
             )
@@ -166,7 +166,7 @@ def load_whisper(resolved: ResolvedModel, device: str = "cpu"):
 
     The checkpoint is read with ``torch.load(weights_only=True)`` (no unpickling of code); alignment heads come
     from the name's official table or from the converted checkpoint, so word timestamps use the right heads.
-    Raises ``InputError`` for a file that is not a Whisper checkpoint.
+    Raises ``ModelError`` (exit 3) for a file that is not a Whisper checkpoint.
     """
     import base64
     import gzip
@@ -181,7 +181,7 @@ def load_whisper(resolved: ResolvedModel, device: str = "cpu"):
         model = Whisper(dims)
         model.load_state_dict(checkpoint["model_state_dict"], strict=True)
     except Exception as e:  # a pickle with code, another kind of file, missing keys, wrong shapes
-        raise InputError(f"{resolved.path}: not a loadable openai-whisper checkpoint ({type(e).__name__}: {e})") from None
+        raise ModelError(f"{resolved.path}: not a loadable openai-whisper checkpoint ({type(e).__name__}: {e})") from None
     heads = resolved.alignment_heads
     pairs = checkpoint.get("alignment_heads")
     if heads is None and pairs:
