@@ -4,8 +4,8 @@ Decoding covers only the speech the VAD found (``vad.speech_regions``), in the s
 batched path (``decoding.chunking.plan_chunks``), given to openai-whisper's ``transcribe()`` as ``clip_timestamps``
 and decoded one after another: decoding starts at the speech onset, so the first timestamp is not forced
 to 0 over leading silence (the repetition loops seen on pyannote's sample), and nothing is decoded over silence.
-Word timestamps come from Whisper's cross-attention alignment (``word_timestamps=True``); segment timestamps alone
-are whole seconds on our clips (../shared/MODELS.md).
+Word timestamps come from Whisper's cross-attention alignment (``word_timestamps=True``): segment timestamps alone
+are too coarse for subtitles (docs/models.md, "Timestamps").
 """
 
 from __future__ import annotations

@@ -102,8 +102,7 @@ class ChunkTranscriber:
 
     def _set_kernels(self) -> None:
         """The decoder kernels (``kernels``): as asked, else on for the CPU, where they were measured faster
-        (level 2 on the benchmark clip: 6.3-6.5 s against 7.6-8.4 s, docs/platform-measurements.md), and off
-        elsewhere."""
+        (docs/performance.md, "Decoder kernels"), and off elsewhere."""
         from whisper_subtitler.decoding.kernels import set_decoder_kernels
 
         on = self.decoder_kernels if self.decoder_kernels is not None else self.model.device.type == "cpu"
