@@ -173,7 +173,7 @@ def build_report(
     if machine is None:
         platform.enable_mps_fallback()
         machine = platform.detect(free_memory_for=0)
-    selection_error = None
+    selection_error: dict[str, Any] | None = None
     try:
         selection = platform.configure(gpu_backend, optimization_level, env_file=env_file, environ=env, cwd=cwd,
                                        machine=machine, log_warnings=False)
