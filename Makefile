@@ -1,6 +1,7 @@
 # whisper-subtitler: set-up and everyday commands. Everything installs into $(VENV).
 #   make demo    install, then subtitle the example video (speech made with espeak-ng, video with ffmpeg)
-#   make test    install with the test extras, then run the whole test suite (slow tests included)
+#   make test    install with the test extras, run `make lint`, then the whole test suite (slow tests included)
+#   make lint    ruff (lint and format check) and mypy, configured in pyproject.toml
 #   make bench   speed and memory against openai-whisper and faster-whisper, and speaker diarization against
 #                pyannote's own pipeline (docs/benchmarks.md), memory per batch row (docs/memory-cpu.json)
 # TORCH picks the PyTorch build when the venv has none yet; see README "Install" for CUDA, ROCm and Apple silicon.
@@ -13,7 +14,7 @@ PIP     := $(PY) -m pip
 EXTRAS  ?= diarize,tiny
 CONSTRAINTS := $(VENV)/torch-constraints.txt
 
-.PHONY: install install-test demo test test-fast bench clean
+.PHONY: install install-test lint demo test test-fast bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -41,7 +42,12 @@ demo: install
 	@echo
 	@cat examples/output/interview.srt
 
-test: install-test
+lint: install-test
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+test: lint
 	$(PY) -m pytest
 
 test-fast: install-test
@@ -53,4 +59,4 @@ bench: install-test
 	$(PY) scripts/measure_memory.py > docs/memory-cpu.json
 
 clean:
-	rm -rf $(VENV) examples/media examples/output .pytest_cache
+	rm -rf $(VENV) examples/media examples/output .pytest_cache .ruff_cache .mypy_cache

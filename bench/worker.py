@@ -73,8 +73,9 @@ def run_ours(args, *, int8: bool = False) -> dict:
 
     from whisper_subtitler import platform
     from whisper_subtitler.decoding.quantize import quantize_int8
+    from whisper_subtitler.decoding.transcriber import BatchedDecoding
     from whisper_subtitler.pipeline import Pipeline, RunOptions
-    from whisper_subtitler.transcribe import TranscribeOptions
+    from whisper_subtitler.transcription import TranscribeOptions
     from whisper_subtitler.vad import _load_model
 
     selection = platform.configure(gpu_backend="cpu" if args.device == "cpu" else None, model=args.model)
@@ -82,10 +83,12 @@ def run_ours(args, *, int8: bool = False) -> dict:
     torch.set_num_threads(args.threads)
     out = Path(tempfile.mkdtemp(prefix="bench-"))
     options = RunOptions(model=args.model, transcribe=TranscribeOptions(fp16=selection.dtype == "float16"),
-                         formats=("json",), output_dir=out, overwrite=True, batch_size=args.batch_size)
+                         formats=("json",), output_dir=out, overwrite=True,
+                         decoding=BatchedDecoding(args.batch_size))
     pipeline = Pipeline(options, selection)
+    pipeline.load()  # outside the timings, as the CLI loads it before the first file
     if int8:
-        quantize_int8(pipeline._whisper())  # the pipeline keeps this model object (quantized in place)
+        quantize_int8(pipeline.models.whisper())  # the pipeline keeps this model object (quantized in place)
     warm_up_word_timing()
     _load_model()  # the VAD model, loaded once per run like the Whisper model
     result = pipeline.process(args.audio)

@@ -34,9 +34,10 @@ SEEDS = (0, 1, 2, 3, 4)  # the re-arranged conversations (tests/media_conversati
 
 def load_sets(work_dir: Path) -> dict[str, list[tuple[Path, Path]]]:
     """(wav, rttm) pairs of each set, generated into ``work_dir``."""
+    from tune_diarization import build_set
+
     from tests import media
     from tests.media_conversation import rearranged_conversation
-    from tune_diarization import build_set
 
     tuning = [(c.wav, c.rttm) for c in build_set(work_dir)]
     rearranged = [rearranged_conversation(work_dir / f"conversation{seed}.wav", seed) for seed in SEEDS]

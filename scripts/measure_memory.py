@@ -1,11 +1,11 @@
 """Measure the memory that one batch of 30 s windows takes on this machine, per Whisper model and batch size, and
-compare it with the memory model behind the batch-size advice (``whisper_subtitler/platform/batch.py``).
+compare it with the memory model behind the batch-size advice (``whisper_subtitler/platform/batch_advice.py``).
 
     python scripts/measure_memory.py [--models tiny.en,base,small] [--batches 1,2,4,8] [--device cpu|cuda]
 
 Each measurement runs in its own process: build the model (the embedded weights where they ship, else random
 weights of the official dims: memory does not depend on the values), then encode ``B`` windows of real speech
-(pyannote's sample, repeated) and decode them greedily with our batched decoder (``decoding.batch``) for up to 100
+(pyannote's sample, repeated) and decode them greedily with our batched decoder (``decoding.budgeted``) for up to 100
 tokens. On the CPU the figure is the growth of peak RSS over the RSS after loading (``ru_maxrss``: tensors,
 allocator caches and oneDNN scratch included); on CUDA it is ``torch.cuda.max_memory_allocated`` over the
 allocation after loading. The per-row cost is the slope of a least-squares line through the batch sizes.
@@ -44,13 +44,13 @@ def measure_one(model_name: str, batch: int, device: str) -> dict:
     import whisper
 
     from tests import media
-    from whisper_subtitler.decoding.batch import decode_features
+    from whisper_subtitler.decoding.budgeted import decode_features
     from whisper_subtitler.decoding.features import log_mel_windows
-    from whisper_subtitler.models import embedded, load_whisper, resolve_model
-    from whisper_subtitler.platform.batch import WHISPER_DIMS
+    from whisper_subtitler.models import load_whisper, resolve_model, wheels
+    from whisper_subtitler.platform.batch_advice import WHISPER_DIMS
 
     torch.set_num_threads(2)
-    if model_name in embedded.PROVIDERS:
+    if model_name in wheels.PROVIDERS:
         model = load_whisper(resolve_model(model_name), device="cpu")
         weights = "embedded"
     else:
@@ -93,7 +93,7 @@ def main() -> None:
         print(json.dumps(measure_one(args.one[0], int(args.one[1]), args.device)))
         return
 
-    from whisper_subtitler.platform.batch import WHISPER_DIMS, estimate_memory
+    from whisper_subtitler.platform.batch_advice import WHISPER_DIMS, estimate_memory
 
     results, fits = [], {}
     for name in args.models.split(","):

@@ -46,7 +46,7 @@ def capture(wav: Path, cache: Path) -> dict:
     from whisper_subtitler.audio import stream_audio
     from whisper_subtitler.diarize import DiarizationOptions, load_diarizer
     from whisper_subtitler.pipeline import Pipeline, RunOptions
-    from whisper_subtitler.transcribe import TranscribeOptions
+    from whisper_subtitler.transcription import TranscribeOptions
     from whisper_subtitler.writers.json import transcript_to_dict
 
     selection = platform.configure(gpu_backend="cpu", optimization_level=None, no_fallback=False, env_file=None,
@@ -54,7 +54,8 @@ def capture(wav: Path, cache: Path) -> dict:
     platform.apply_optimizations(selection)
     options = RunOptions(transcribe=TranscribeOptions(fp16=False), formats=(), diarization=DiarizationOptions())
     pipeline = Pipeline(options, selection)
-    transcript, speech, audio = pipeline._transcribe_pieces(stream_audio(wav, piece_seconds=None), lambda s: None)
+    transcribed = pipeline.transcribe(stream_audio(wav, piece_seconds=None))
+    transcript, speech, audio = transcribed.transcript, transcribed.speech, transcribed.audio
     diarization = load_diarizer(DiarizationOptions(), "cpu").diarize(audio, speech=speech)
 
     def turns(ts):

@@ -3,13 +3,12 @@ containers and broken files from ffmpeg. Nothing here is committed or downloaded
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 from pathlib import Path
 
-import importlib.util
-
-# Located without importing pyannote.audio (its import loads torchaudio's extension, see MODELS.md).
+# Located without importing pyannote.audio (its import loads torchaudio's extension, see docs/models.md).
 SAMPLE_DIR = Path(next(iter(importlib.util.find_spec("pyannote.audio").submodule_search_locations))) / "sample"
 SAMPLE_WAV = SAMPLE_DIR / "sample.wav"  # 30 s, 16 kHz mono, two speakers on a phone line (real speech)
 SAMPLE_RTTM = SAMPLE_DIR / "sample.rttm"

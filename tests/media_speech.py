@@ -4,7 +4,7 @@ reference (RTTM) from the trimmed duration of each utterance. Used by the diariz
 
 Two espeak-ng voices that differ only slightly are heard as one speaker by a speaker-embedding model; the
 voices below differ in espeak voice, variant and pitch, and some are shifted further with ``sox pitch``
-(``shared/MODELS.md``).
+(docs/models.md, "Speech to test on").
 """
 
 from __future__ import annotations

@@ -7,10 +7,9 @@ import os
 import numpy as np
 import pytest
 
+from tests import media
 from whisper_subtitler.audio import extract_audio
 from whisper_subtitler.errors import InputError
-
-from tests import media
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 import srt
 
-from whisper_subtitler.outputs import TEMP_PREFIX
-
 from tests import media
+from whisper_subtitler.outputs import TEMP_PREFIX
 
 pytestmark = pytest.mark.slow
 

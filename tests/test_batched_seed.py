@@ -1,4 +1,4 @@
-"""Deterministic decoding: the temperature fallback's sampling is seeded per chunk (``decoding.batch``).
+"""Deterministic decoding: the temperature fallback's sampling is seeded per chunk (``decoding.budgeted``).
 
 The unit tests need no model; the slow ones run the embedded tiny.en model on three real utterances of pyannote's
 ``sample.wav`` (about a minute each on 2 busy CPU cores).
@@ -12,7 +12,7 @@ import re
 import pytest
 import torch
 
-from whisper_subtitler.decoding.batch import SeededSampler, sampling_seed
+from whisper_subtitler.decoding.budgeted import SeededSampler, sampling_seed
 
 
 def test_sampling_seed_depends_on_seed_chunk_and_temperature_only():
@@ -97,7 +97,7 @@ def sample_audio():
 def _files(model, audio, speech, options, thresholds, batch_size=4) -> tuple[bytes, bytes, int]:
     """SRT and JSON bytes of one batched transcription, and how many chunk decodings sampled."""
     from whisper_subtitler.cues import CueOptions, build_cues
-    from whisper_subtitler.decoding.batched import DecodingSettings, transcribe_batched
+    from whisper_subtitler.decoding.transcriber import BatchedTranscriber
     from whisper_subtitler.writers import FORMATS, WriterOptions
 
     records: list[str] = []
@@ -106,13 +106,13 @@ def _files(model, audio, speech, options, thresholds, batch_size=4) -> tuple[byt
         def emit(self, record: logging.LogRecord) -> None:
             records.append(record.getMessage())
 
-    logger = logging.getLogger("whisper_subtitler.decoding.batched")
+    logger = logging.getLogger("whisper_subtitler.decoding.transcriber")
     handler, level = Catch(level=logging.DEBUG), logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
     try:
-        transcript = transcribe_batched(model, audio, speech, options, thresholds=thresholds,
-                                        settings=DecodingSettings(batch_size=batch_size))
+        transcript = BatchedTranscriber(model, options, batch_size=batch_size, thresholds=thresholds).transcribe(
+            audio, speech)
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
@@ -126,7 +126,7 @@ def _files(model, audio, speech, options, thresholds, batch_size=4) -> tuple[byt
 @pytest.mark.slow
 def test_five_runs_with_the_fallback_sampling_give_identical_files(tiny, sample_audio):
     from whisper_subtitler.decoding.quality import Thresholds
-    from whisper_subtitler.transcribe import TranscribeOptions
+    from whisper_subtitler.transcription import TranscribeOptions
 
     audio, speech = sample_audio
     # Every chunk fails the log-probability check at every temperature: the fallback samples at 0.2 ... 1.0.
@@ -142,7 +142,7 @@ def test_five_runs_with_the_fallback_sampling_give_identical_files(tiny, sample_
 
 @pytest.mark.slow
 def test_the_seed_and_not_the_batch_decides_what_is_sampled(tiny, sample_audio):
-    from whisper_subtitler.transcribe import TranscribeOptions
+    from whisper_subtitler.transcription import TranscribeOptions
 
     audio, speech = sample_audio
     hot = TranscribeOptions(language="en", temperatures=(1.0,))  # every chunk sampled at temperature 1
@@ -159,13 +159,14 @@ def test_the_seed_and_not_the_batch_decides_what_is_sampled(tiny, sample_audio):
 
 @pytest.mark.slow
 def test_no_batch_path_is_seeded_too(tiny, sample_audio):
-    from whisper_subtitler.transcribe import TranscribeOptions, transcribe_sequential
+    from whisper_subtitler.transcribe import SequentialTranscriber
+    from whisper_subtitler.transcription import TranscribeOptions
 
     audio, speech = sample_audio
     hot = TranscribeOptions(language="en", temperatures=(1.0,))  # openai-whisper samples every window
 
     def words(options):
-        return [(w.text, w.start, w.end) for w in transcribe_sequential(tiny, audio, speech, options).words]
+        return [(w.text, w.start, w.end) for w in SequentialTranscriber(tiny, options).transcribe(audio, speech).words]
 
     torch.manual_seed(1)
     first = words(hot)

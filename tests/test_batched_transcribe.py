@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests import media
-from whisper_subtitler.transcribe import TranscribeOptions
+from whisper_subtitler.transcription import TranscribeOptions
 from whisper_subtitler.types import SAMPLE_RATE, Audio
 
 pytestmark = pytest.mark.slow
@@ -69,10 +69,10 @@ def speech(clean_speech):
 
 @pytest.fixture(scope="module")
 def batched(tiny, clean_speech, speech):
-    from whisper_subtitler.decoding.batched import DecodingSettings, transcribe_batched
+    from whisper_subtitler.decoding.transcriber import BatchedTranscriber
 
-    return transcribe_batched(tiny, clean_speech[0], speech, TranscribeOptions(), settings=DecodingSettings(4),
-                              model_name="tiny.en")
+    return BatchedTranscriber(tiny, TranscribeOptions(), batch_size=4, model_name="tiny.en").transcribe(
+        clean_speech[0], speech)
 
 
 def wer(reference: str, hypothesis: str) -> float:
@@ -80,9 +80,9 @@ def wer(reference: str, hypothesis: str) -> float:
 
 
 def test_batched_gives_the_same_words_as_the_sequential_path(tiny, clean_speech, speech, batched):
-    from whisper_subtitler.transcribe import transcribe_sequential
+    from whisper_subtitler.transcribe import SequentialTranscriber
 
-    sequential = transcribe_sequential(tiny, clean_speech[0], speech, TranscribeOptions(), model_name="tiny.en")
+    sequential = SequentialTranscriber(tiny, TranscribeOptions(), model_name="tiny.en").transcribe(clean_speech[0], speech)
     assert wer(sequential.text, batched.text) <= 0.02
     assert wer(clean_speech[1], batched.text) <= 0.08  # and both are close to what was said (tiny.en: 0.05)
     assert batched.language == "en" and batched.model == "tiny.en"
@@ -112,7 +112,7 @@ def test_batched_decoding_matches_whisper_decode_row_for_row(tiny, clean_speech,
     import torch
     import whisper
 
-    from whisper_subtitler.decoding.batch import decode_features
+    from whisper_subtitler.decoding.budgeted import decode_features
     from whisper_subtitler.decoding.chunking import plan_chunks, token_budget
     from whisper_subtitler.decoding.features import array_source, chunk_samples, log_mel_windows
 
@@ -138,7 +138,7 @@ def test_batched_alignment_gives_add_word_timestamps_words_and_times(tiny, clean
     from whisper.tokenizer import get_tokenizer
 
     from whisper_subtitler.decoding.alignment import align_batch
-    from whisper_subtitler.decoding.batch import decode_features
+    from whisper_subtitler.decoding.budgeted import decode_features
     from whisper_subtitler.decoding.chunking import plan_chunks, token_budget
     from whisper_subtitler.decoding.features import array_source, chunk_samples, log_mel_windows
 
@@ -166,7 +166,7 @@ def test_batched_alignment_gives_add_word_timestamps_words_and_times(tiny, clean
 def test_token_budget_stops_a_row_and_marks_it_truncated(tiny, clean_speech, speech):
     import torch
 
-    from whisper_subtitler.decoding.batch import decode_features
+    from whisper_subtitler.decoding.budgeted import decode_features
     from whisper_subtitler.decoding.chunking import plan_chunks
     from whisper_subtitler.decoding.features import array_source, chunk_samples, log_mel_windows
 
@@ -180,15 +180,15 @@ def test_token_budget_stops_a_row_and_marks_it_truncated(tiny, clean_speech, spe
 
 
 def test_simulated_out_of_memory_loses_no_chunk(tiny, clean_speech, speech, batched, monkeypatch):
-    from whisper_subtitler.decoding import batch
-    from whisper_subtitler.decoding.batched import ChunkTranscriber
+    from whisper_subtitler.decoding import budgeted
     from whisper_subtitler.decoding.chunking import plan_chunks
     from whisper_subtitler.decoding.features import array_source
+    from whisper_subtitler.decoding.transcriber import ChunkTranscriber
 
     class OutOfMemoryError(RuntimeError):
         pass
 
-    real = batch.decode_features
+    real = budgeted.decode_features
     sizes: list[int] = []
 
     def decode_at_most_one(model, features, budgets, **kw):
@@ -197,7 +197,7 @@ def test_simulated_out_of_memory_loses_no_chunk(tiny, clean_speech, speech, batc
             raise OutOfMemoryError("CUDA out of memory (simulated)")
         return real(model, features, budgets, **kw)
 
-    monkeypatch.setattr(batch, "decode_features", decode_at_most_one)
+    monkeypatch.setattr(budgeted, "decode_features", decode_at_most_one)
     source = array_source(clean_speech[0].samples)
     chunks = plan_chunks(speech)
     assert len(chunks) >= 2
@@ -211,19 +211,19 @@ def test_simulated_out_of_memory_loses_no_chunk(tiny, clean_speech, speech, batc
 
 
 def test_no_speech_gives_no_segments_and_tiny_chunks_work(tiny, clean_speech):
-    from whisper_subtitler.decoding.batched import transcribe_batched
+    from whisper_subtitler.decoding.transcriber import BatchedTranscriber
 
     audio = clean_speech[0]
     silent = Audio(samples=np.zeros(5 * SAMPLE_RATE, np.float32), sample_rate=SAMPLE_RATE, source=Path("silence"))
-    empty = transcribe_batched(tiny, silent, [], TranscribeOptions(language="en"))
+    empty = BatchedTranscriber(tiny, TranscribeOptions(language="en")).transcribe(silent, [])
     assert empty.segments == () and empty.duration == 5.0
     # a region over silence and a 0.2 s sliver of speech: decoded without error, no invented text over silence
-    out = transcribe_batched(tiny, audio, [(0.1, 1.3), (1.6, 1.8)], TranscribeOptions())
+    out = BatchedTranscriber(tiny, TranscribeOptions()).transcribe(audio, [(0.1, 1.3), (1.6, 1.8)])
     assert len(out.words) <= 2
 
 
 def test_speech_up_to_the_last_sample_is_transcribed(tiny, clean_speech, batched):
-    from whisper_subtitler.decoding.batched import DecodingSettings, transcribe_batched
+    from whisper_subtitler.decoding.transcriber import BatchedTranscriber
     from whisper_subtitler.vad import speech_regions
 
     audio = clean_speech[0]
@@ -231,6 +231,6 @@ def test_speech_up_to_the_last_sample_is_transcribed(tiny, clean_speech, batched
                 sample_rate=SAMPLE_RATE, source=audio.source)  # ends inside the last word
     speech = speech_regions(cut.samples)
     assert speech[-1][1] == pytest.approx(cut.duration, abs=0.05)
-    out = transcribe_batched(tiny, cut, speech, TranscribeOptions(), settings=DecodingSettings(4))
+    out = BatchedTranscriber(tiny, TranscribeOptions(), batch_size=4).transcribe(cut, speech)
     assert len(out.words) >= len(batched.words) - 3
     assert all(w.end <= cut.duration for w in out.words)

@@ -95,7 +95,7 @@ def test_sentence_repeated_in_42_ms_is_dropped_from_transcript_and_cues():
     cleaned = clean_transcript(t)
     assert texts(cleaned.words) == texts(said) + texts(after)
     assert [s.text for s in cleaned.segments] == [t.segments[0].text, t.segments[2].text]
-    assert "I'm in New Jersey now though." == " ".join(texts(said))
+    assert " ".join(texts(said)) == "I'm in New Jersey now though."
     cues = build_cues(t)
     assert [w for c in cues for w in c.words] == said + after
 

@@ -78,13 +78,15 @@ def test_unknown_format_and_bad_option_are_usage_errors(transcript_json):
 
 def test_reformat_function_reports_what_it_did(transcript_json, tmp_path):
     result = reformat(transcript_json, formats="srt,tsv", output_dir=tmp_path / "r")
-    assert [p.name for p in result.outputs] == ["talk.srt", "talk.tsv"] and result.cues > 0
+    assert [p.name for p in result.outputs] == ["talk.srt", "talk.tsv"] and result.status == "done"
+    assert "-->" in result.outputs[0].read_text(encoding="utf-8")  # cues were built
 
 
 def test_format_path_imports_no_model_code(transcript_json, tmp_path):
     code = (
         "import sys; from typer.testing import CliRunner; from whisper_subtitler.cli import app; "
-        f"r = CliRunner().invoke(app, ['format', {str(transcript_json)!r}, '-f', 'all', '-o', {str(tmp_path / 'x')!r}]); "
+        f"r = CliRunner().invoke(app, ['format', {str(transcript_json)!r}, '-f', 'all', "
+        f"'-o', {str(tmp_path / 'x')!r}]); "
         "assert r.exit_code == 0, r.output; "
         "bad = sorted({'torch', 'whisper', 'pyannote', 'numpy'} & set(sys.modules)); print(bad); sys.exit(bool(bad))"
     )

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import urllib.error
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from whisper_subtitler.errors import InputError, ModelNotFoundError
-from whisper_subtitler.models import embedded, load_whisper, resolve_model
+from tests import media
+from whisper_subtitler.errors import ModelError, ModelNotFoundError
+from whisper_subtitler.models import load_whisper, resolve_model, wheels
 from whisper_subtitler.models.ctranslate2 import ConversionError, convert, read_model_bin
 
-from tests import media
-
-TINY_EN = embedded.PROVIDERS["tiny.en"]
+TINY_EN = wheels.PROVIDERS["tiny.en"]
 
 
 @pytest.fixture(scope="module")
@@ -115,11 +115,11 @@ def test_unknown_name_and_bad_paths(tmp_path):
         resolve_model("huge-v9")
     with pytest.raises(ModelNotFoundError, match="does not exist"):
         resolve_model(str(tmp_path / "nope.pt"))
-    with pytest.raises(InputError, match="not a model"):
+    with pytest.raises(ModelError, match="not a model"):
         resolve_model(str(tmp_path))
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"not a checkpoint")
-    with pytest.raises(InputError, match="not a loadable"):
+    with pytest.raises(ModelError, match="not a loadable"):
         load_whisper(resolve_model(str(bad)))
 
 
@@ -136,7 +136,7 @@ def test_pickled_code_is_refused(tmp_path):
     evil = tmp_path / "evil.pt"
     torch.save({"dims": Evil()}, evil, pickle_protocol=pickle.DEFAULT_PROTOCOL)
     marker.unlink(missing_ok=True)
-    with pytest.raises(InputError):
+    with pytest.raises(ModelError):
         load_whisper(resolve_model(str(evil)))
     assert not marker.exists()
 
@@ -146,3 +146,21 @@ def test_not_a_whisper_ctranslate2_model(tmp_path):
     (tmp_path / "model.bin").write_bytes((5).to_bytes(4, "little") + b"\0" * 16)
     with pytest.raises(ConversionError, match="version 5"):
         convert(tmp_path)
+
+
+@pytest.mark.parametrize("model", ["missing-folder", "huge-v9", "not-a-model"])
+def test_a_bad_model_ends_the_batch_once_before_any_file(model, tmp_path, cli):
+    """A batch of 2 files with a --model that is not there (a folder path, an unknown name) or not a model (a
+    folder without model.bin): exit 3 once, with one error line naming the model, and no file is read."""
+    clips = [tmp_path / "a.wav", tmp_path / "b.wav"]
+    for clip in clips:
+        media.ffmpeg("-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-ar", "16000", str(clip))
+    (tmp_path / "not-a-model").mkdir()
+    given = {"missing-folder": str(tmp_path / "missing" / "folder"), "not-a-model": str(tmp_path / "not-a-model")}
+    result = cli("transcribe", *map(str, clips), "--model", given.get(model, model), "--no-diarize",
+                 "-o", str(tmp_path / "out"))
+    assert result.returncode == 3, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and Path(given.get(model, model)).name in errors[0], result.stderr
+    assert "failed:" not in result.stderr and "a.wav" not in result.stderr and "b.wav" not in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "out").exists()

@@ -8,12 +8,15 @@ from dataclasses import replace
 import pytest
 
 from tests.test_platform_machines import MACHINES
-from whisper_subtitler.platform import describe, select
-from whisper_subtitler.platform import optimize
+from whisper_subtitler.platform import describe, optimize, select
 from whisper_subtitler.platform.environment import Request
 from whisper_subtitler.platform.machine import GIB
 from whisper_subtitler.platform.optimize import (
-    ALLOC_CONF_VARIABLE, STEPS, allocator_conf, apply_optimizations, plan_optimizations,
+    ALLOC_CONF_VARIABLE,
+    STEPS,
+    allocator_conf,
+    apply_optimizations,
+    plan_optimizations,
 )
 
 

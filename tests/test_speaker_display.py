@@ -1,7 +1,7 @@
 """Speaker display (``--speaker-style``): labels at speaker changes, dialogue cues with dashes, the four styles
 in SRT, WebVTT, ASS and TXT read back by their parsers, and a label that never leaves a one-word first line."""
 
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, replace
 
 import pysubs2
 import pytest
@@ -297,7 +297,7 @@ def test_format_command_applies_the_style(tmp_path):
 
 def test_replace_keeps_cue_frozen():
     (cue,) = [c for c in build_cues(exchange()) if c.dialogue]
-    with pytest.raises(Exception):
+    with pytest.raises(FrozenInstanceError):
         cue.lines = ()  # type: ignore[misc]
     assert replace(cue, prefixes=()).shown_lines == cue.lines
 

@@ -19,7 +19,7 @@ import stat
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,7 +52,8 @@ def ffmpeg_binary(name: str = "ffmpeg") -> str:
     if found is None:
         raise MissingRequirementError(
             f"{name} not found on PATH",
-            hint="install ffmpeg (Debian/Ubuntu: apt install ffmpeg; macOS: brew install ffmpeg; Windows: winget install ffmpeg)",
+            hint="install ffmpeg (Debian/Ubuntu: apt install ffmpeg; macOS: brew install ffmpeg; "
+            "Windows: winget install ffmpeg)",
         )
     return found
 
@@ -175,7 +176,7 @@ def extract_audio(path: Path, *, audio_track: int = 0) -> Audio:
 
 def stream_audio(
     path: Path, *, audio_track: int = 0, piece_seconds: float | None = PIECE_SECONDS
-) -> Iterator[Audio]:
+) -> Generator[Audio, None, None]:
     """Decode like ``extract_audio``, yielding consecutive pieces of at most ``piece_seconds`` (``None``: one piece).
 
     Each piece is an ``Audio`` whose ``offset`` is its start in the whole file (seconds); the last piece may be
@@ -189,15 +190,22 @@ def stream_audio(
     bytes_per_piece = None if piece_seconds is None else int(piece_seconds * SAMPLE_RATE) * 4
     with tempfile.TemporaryFile() as errors:  # a file, not a pipe: ffmpeg cannot block on a full stderr pipe
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
+        stdout = proc.stdout
+        assert stdout is not None  # stdout=PIPE
+
+        def stop(timed_out: threading.Event) -> None:
+            timed_out.set()
+            proc.kill()
+
         try:
             offset_samples = 0
             while True:
                 # A time limit on ffmpeg's own work: each read may wait at most DECODE_TIMEOUT_S for ffmpeg.
                 timed_out = threading.Event()
-                watchdog = threading.Timer(DECODE_TIMEOUT_S, lambda: (timed_out.set(), proc.kill()))
+                watchdog = threading.Timer(DECODE_TIMEOUT_S, stop, args=(timed_out,))
                 watchdog.start()
                 try:
-                    data = proc.stdout.read(bytes_per_piece) if bytes_per_piece else proc.stdout.read()
+                    data = stdout.read(bytes_per_piece) if bytes_per_piece else stdout.read()
                 finally:
                     watchdog.cancel()
                 if timed_out.is_set():
@@ -224,4 +232,4 @@ def stream_audio(
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
-            proc.stdout.close()
+            stdout.close()

@@ -1,25 +1,33 @@
 """The command line: ``whisper-subtitler transcribe``, ``align`` (``align/command.py``), ``format`` and ``doctor``.
 
-Commands stay thin: they validate options, build the frozen option objects and call the pipeline. Expected
-failures (``SubtitlerError``) are caught here, once, and printed as one line on stderr; data goes to stdout only.
+Commands stay thin: their options are declared in ``cli_options``, which also builds the frozen option objects;
+commands call the pipeline (``runner.run_batch`` for a batch of files). Expected failures (``SubtitlerError``) are
+caught here, once, and printed as one line on stderr; data goes to stdout only.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import sys
-from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.logging import RichHandler
 
 from whisper_subtitler import __version__
+from whisper_subtitler import cli_options as o
+from whisper_subtitler.cli_options import subtitle_options
 from whisper_subtitler.cues.labels import SpeakerStyle
-from whisper_subtitler.errors import ExitCode, SubtitlerError, UsageError
+from whisper_subtitler.errors import ExitCode, SubtitlerError
+from whisper_subtitler.results import FileResult, FileStatus
+from whisper_subtitler.writers import resolve_formats
+
+if TYPE_CHECKING:
+    from whisper_subtitler.runner import BatchSummary
+
+__all__ = ["app", "main", "subtitle_options"]
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 all done; 1 some files failed (each is named with its reason); 2 usage error; "
@@ -37,89 +45,6 @@ app = typer.Typer(
 )
 err = Console(stderr=True)
 log = logging.getLogger("whisper_subtitler")
-
-
-class Task(str, Enum):
-    transcribe = "transcribe"
-    translate = "translate"
-
-
-class GpuBackend(str, Enum):
-    auto = "auto"
-    cuda = "cuda"
-    rocm = "rocm"
-    mps = "mps"
-    cpu = "cpu"
-
-
-# Subtitle options shared by transcribe and format (rules: whisper_subtitler.cues, Netflix Timed Text Style Guide).
-MaxLineWidth = Annotated[int, typer.Option("--max-line-width", min=8, rich_help_panel="Subtitles",
-                                           help="Characters per cue line, spaces counted (a wide CJK character counts 2).")]
-MaxLines = Annotated[int, typer.Option("--max-lines", min=1, rich_help_panel="Subtitles", help="Lines per cue.")]
-MaxCps = Annotated[float, typer.Option("--max-cps", min=1.0, rich_help_panel="Subtitles",
-                                       help="Reading speed limit in characters per second (17 adults, 13 children).")]
-Fps = Annotated[float, typer.Option("--fps", min=1.0, rich_help_panel="Subtitles",
-                                    help="Frame rate of the video: cues are at least 2 frames apart.")]
-WordLevel = Annotated[bool, typer.Option("--word-level", rich_help_panel="Subtitles",
-                                         help="Karaoke-style word highlighting in VTT (timestamp tags) and ASS (\\k).")]
-Bom = Annotated[bool, typer.Option("--bom", rich_help_panel="Subtitles",
-                                   help="Start text outputs with a UTF-8 BOM (some players and TVs need it).")]
-Crlf = Annotated[bool, typer.Option("--crlf", rich_help_panel="Subtitles", help="End lines with CR LF instead of LF.")]
-
-
-SpeakerStyleOption = Annotated[
-    SpeakerStyle,
-    typer.Option("--speaker-style", rich_help_panel="Speakers", case_sensitive=False,
-                 help="How subtitles show speakers: change = the label on the first cue after a speaker change, "
-                 "and two short lines of two speakers as one dialogue cue with dashes ('- '); dash = dialogue "
-                 "dashes only, never names; label = [SPEAKER_00]: on every cue (whisperX); none = nothing. "
-                 "With one speaker nothing is shown. WebVTT voices and ASS styles are kept in every style."),
-]
-
-
-def subtitle_options(*, max_line_width: int, max_lines: int, max_cps: float, fps: float, word_level: bool,
-                     bom: bool, crlf: bool, speaker_style: SpeakerStyle | str = SpeakerStyle.change):
-    """The ``(CueOptions, WriterOptions)`` of the subtitle options; raises ``UsageError`` for invalid values."""
-    from whisper_subtitler.cues import CueOptions
-    from whisper_subtitler.writers import WriterOptions
-
-    style = SpeakerStyle(speaker_style).value
-    cue_options = CueOptions(max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps,
-                             speaker_style=style)
-    return cue_options, WriterOptions(bom=bom, crlf=crlf, word_level=word_level, speaker_style=style)
-
-
-AudioLanguage = Annotated[
-    Optional[str],
-    typer.Option("--audio-language", help="Use the audio stream tagged with this language (ISO 639-1 or 639-2: en, "
-                 "eng, de, ger); a file without one fails with the tags it has (exit code 2). --audio-track picks by "
-                 "number.", show_default=False),
-]
-
-
-def check_audio_options(audio_track: int, audio_language: str | None) -> str | None:
-    """``audio_language`` when valid and not combined with ``--audio-track``; raises ``UsageError`` otherwise."""
-    if audio_language is None:
-        return None
-    from whisper_subtitler.streams import check_language_code
-
-    if audio_track:
-        raise UsageError("--audio-track and --audio-language both choose the audio stream; give one")
-    return check_language_code(audio_language)
-
-
-# Options shared by the commands that write subtitle files.
-OutputFormat = Annotated[str, typer.Option("--format", "-f", help="Comma-separated output formats, or all.")]
-OutputDir = Annotated[
-    Optional[Path],
-    typer.Option("--output-dir", "-o", help="Folder for the outputs. Default: beside each input.", file_okay=False),
-]
-Overwrite = Annotated[bool, typer.Option(help="Replace existing output files (they are kept by default).")]
-NameTemplate = Annotated[
-    str, typer.Option("--name-template", help="Output file name without extension: {stem}, {name}, {ext} of the input.")
-]
-Verbose = Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv for debug).")]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")]
 
 
 def _version(value: bool) -> None:
@@ -155,242 +80,68 @@ def fail(error: SubtitlerError) -> typer.Exit:
     return typer.Exit(int(error.exit_code))
 
 
-def parse_formats(value: str) -> tuple[str, ...]:
-    """``"srt,vtt"`` -> ``("srt", "vtt")``; ``all`` means every format; raises ``UsageError`` for an unknown one."""
-    from whisper_subtitler.writers import FORMATS
-
-    names = [v.strip().lower() for v in value.split(",") if v.strip()]
-    if "all" in names:
-        return tuple(FORMATS)
-    unknown = [n for n in names if n not in FORMATS]
-    if unknown or not names:
-        raise UsageError(f"unknown format {', '.join(unknown) or value!r}; choose from {', '.join(FORMATS)}, all")
-    return tuple(dict.fromkeys(names))
-
-
-def parse_language(value: str | None) -> str | None:
-    """A language name or code (``en``, ``English``, ``german``) -> ISO code; ``None``/``auto`` -> detect."""
-    if value is None or value.lower() == "auto":
-        return None
-    from whisper.tokenizer import LANGUAGES, TO_LANGUAGE_CODE
-
-    v = value.lower()
-    if v in LANGUAGES:
-        return v
-    if v in TO_LANGUAGE_CODE:
-        return TO_LANGUAGE_CODE[v]
-    raise UsageError(f"unknown language {value!r}; use an ISO 639-1 code such as en, de, ja, or a name such as German")
-
-
 @app.command(epilog=EXIT_CODES_HELP)
 def transcribe(
-    inputs: Annotated[
-        list[str],
-        typer.Argument(help="Video or audio files (anything ffmpeg reads), folders with --recursive, quoted globs, "
-                       "or - to read paths from stdin, one per line.", show_default=False),
-    ],
-    model: Annotated[
-        Optional[str],
-        typer.Option("--model", "-m", help="Whisper model name (tiny, base, small, medium, large-v3, turbo, *.en) "
-                     "or a path to an openai-whisper .pt or a CTranslate2 (faster-whisper) folder. "
-                     "Default: base, embedded, works offline."),
-    ] = None,
-    language: Annotated[
-        Optional[str], typer.Option("--language", "-l", help="Spoken language (code or name); detected when absent.")
-    ] = None,
-    task: Annotated[Task, typer.Option(help="transcribe, or translate into English.")] = Task.transcribe,
-    output_format: OutputFormat = "srt,vtt",
-    output_dir: OutputDir = None,
-    overwrite: Overwrite = False,
-    name_template: NameTemplate = "{stem}",
-    recursive: Annotated[bool, typer.Option("--recursive", "-r", help="Process the media files inside folders.")] = False,
-    extensions: Annotated[
-        Optional[str], typer.Option("--extensions", help="With --recursive: comma-separated extensions to pick "
-                                    "(default: common video and audio extensions).", show_default=False)
-    ] = None,
-    audio_track: Annotated[int, typer.Option("--audio-track", min=0, help="Audio stream to use (0 = first).")] = 0,
-    audio_language: AudioLanguage = None,
-    embed: Annotated[bool, typer.Option("--embed", rich_help_panel="Video", help="Also write a copy of each video with "
-                     "the subtitles as soft tracks, nothing re-encoded: <name>.subtitled.<ext> (MKV: SRT, plus ASS "
-                     "when asked; MP4/MOV: mov_text; WebM: WebVTT; other containers become .mkv), tagged with the "
-                     "language (README, \"Subtitles in the video\").")] = False,
-    burn_in: Annotated[bool, typer.Option("--burn-in", rich_help_panel="Video", help="Also write a copy of each video "
-                       "with the subtitles rendered into the picture (ffmpeg with libass, our ASS styles and speaker "
-                       "colours): <name>.burned.<mp4|mov|mkv>, H.264 (libx264) at CRF 20, preset medium, audio "
-                       "copied.")] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be done (stdout) and exit.")] = False,
-    json_summary: Annotated[
-        bool, typer.Option("--json", help="Print one JSON summary of the batch on stdout (README, \"Scripting\").")
-    ] = False,
-    max_line_width: MaxLineWidth = 42,
-    max_lines: MaxLines = 2,
-    max_cps: MaxCps = 17.0,
-    fps: Fps = 24.0,
-    word_level: WordLevel = False,
-    bom: Bom = False,
-    crlf: Crlf = False,
-    diarize: Annotated[Optional[bool], typer.Option(
-        "--diarize/--no-diarize", rich_help_panel="Speakers", show_default=False,
-        help="Label who speaks (pyannote.audio speaker diarization, offline). On by default when pyannote.audio is "
-             "installed; on the CPU it adds about 70 % to a run with the base model (README, \"Speakers\"). One "
-             "speaker: no "
-             "labels. --no-diarize turns it off.")] = None,
-    num_speakers: Annotated[Optional[int], typer.Option("--num-speakers", min=1, rich_help_panel="Speakers",
-                            help="Exact number of speakers, when known.", show_default=False)] = None,
-    min_speakers: Annotated[Optional[int], typer.Option("--min-speakers", min=1, rich_help_panel="Speakers",
-                            help="At least this many speakers.", show_default=False)] = None,
-    max_speakers: Annotated[Optional[int], typer.Option("--max-speakers", min=1, rich_help_panel="Speakers",
-                            help="At most this many speakers.", show_default=False)] = None,
-    diarization_model: Annotated[Optional[str], typer.Option("--diarization-model", rich_help_panel="Speakers",
-                                 help="Hugging Face pipeline id (e.g. pyannote/speaker-diarization-community-1; token "
-                                 "from HF_TOKEN or `hf auth login`) or a local pipeline folder or config.yaml. "
-                                 "Default: the embedded offline pipeline.", show_default=False)] = None,
-    speaker_names: Annotated[Optional[str], typer.Option("--speaker-names", rich_help_panel="Speakers",
-                             help='Names in order of first appearance, e.g. "Alice,Bob". Any speaker option '
-                             "implies --diarize.", show_default=False)] = None,
-    speaker_style: SpeakerStyleOption = SpeakerStyle.change,
-    gpu_backend: Annotated[
-        Optional[GpuBackend],
-        typer.Option("--gpu-backend", help="Compute backend. Default: $GPU_BACKEND, else auto "
-                     "(cuda, rocm, mps, then cpu; legacy USE_CUDA=false forces cpu).", show_default=False),
-    ] = None,
-    optimization_level: Annotated[
-        Optional[int],
-        typer.Option("--optimization-level", min=0, max=2, help="0 safe, 1 hardware-specific (default), "
-                     "2 benchmark-guided. Default: $OPTIMIZATION_LEVEL, else 1.", show_default=False),
-    ] = None,
-    no_fallback: Annotated[
-        bool, typer.Option("--no-fallback", help="Fail (exit 4) instead of falling back to the CPU when the requested "
-                           "backend is unavailable. Also $WHISPER_SUBTITLER_NO_FALLBACK=1.")
-    ] = False,
-    env_file: Annotated[
-        Optional[Path], typer.Option("--env-file", help="Read GPU_BACKEND, USE_CUDA, OPTIMIZATION_LEVEL, ... from this "
-                                     "file (real environment variables win). Default: ./.env when present.",
-                                     exists=True, dir_okay=False, show_default=False)
-    ] = None,
-    batch_size: Annotated[
-        Optional[int],
-        typer.Option("--batch-size", min=1, help="Speech chunks (<= 30 s) decoded together. Default: the one "
-                     "`doctor` recommends for the device and model (measured at --optimization-level 2).",
-                     show_default=False),
-    ] = None,
-    no_batch: Annotated[
-        bool, typer.Option("--no-batch", help="Decode with openai-whisper's sequential transcribe() instead of "
-                           "VAD chunks in batches (slower; for comparison and odd audio).")
-    ] = False,
-    seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the temperature fallback's sampling: the same input and options "
-                          "give the same files byte for byte; another seed may give other words where the fallback "
-                          "samples.")
-    ] = 0,
-    verbose: Verbose = 0,
-    quiet: Quiet = False,
+    ctx: typer.Context,
+    inputs: o.Inputs, model: o.Model = None, language: o.Language = None, task: o.TaskOption = o.Task.TRANSCRIBE,
+    output_format: o.OutputFormat = "srt,vtt", output_dir: o.OutputDir = None, overwrite: o.Overwrite = False,
+    name_template: o.NameTemplate = "{stem}", recursive: o.Recursive = False, extensions: o.Extensions = None,
+    audio_track: o.AudioTrack = 0, audio_language: o.AudioLanguage = None, embed: o.Embed = False,
+    burn_in: o.BurnIn = False, dry_run: o.DryRun = False, json_summary: o.JsonSummary = False,
+    max_line_width: o.MaxLineWidth = 42, max_lines: o.MaxLines = 2, max_cps: o.MaxCps = 17.0, fps: o.Fps = 24.0,
+    word_level: o.WordLevel = False, bom: o.Bom = False, crlf: o.Crlf = False, diarize: o.Diarize = None,
+    num_speakers: o.NumSpeakers = None, min_speakers: o.MinSpeakers = None, max_speakers: o.MaxSpeakers = None,
+    diarization_model: o.DiarizationModel = None, speaker_names: o.SpeakerNames = None,
+    speaker_style: o.SpeakerStyleOption = SpeakerStyle.change, gpu_backend: o.GpuBackend = None,
+    optimization_level: o.OptimizationLevel = None, no_fallback: o.NoFallback = False, env_file: o.EnvFile = None,
+    batch_size: o.BatchSize = None, no_batch: o.NoBatch = False, seed: o.Seed = 0, verbose: o.Verbose = 0,
+    quiet: o.Quiet = False,
 ) -> None:
     """Transcribe INPUTS and write subtitles for each (by default <input stem>.srt and .vtt beside it)."""
-    from whisper_subtitler import platform
-    from whisper_subtitler.inputs import expand_inputs, parse_extensions
-    from whisper_subtitler.pipeline import Pipeline, RunOptions
-    from whisper_subtitler.runner import BatchProgress, run_batch
-    from whisper_subtitler.transcribe import TranscribeOptions
+    from whisper_subtitler.pipeline import Pipeline
 
+    args = o.TranscribeArgs(**ctx.params)
     setup_logging(verbose, quiet)
     try:
-        formats = parse_formats(output_format)
-        cue_options, writer_options = subtitle_options(
-            max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps, word_level=word_level,
-            bom=bom, crlf=crlf, speaker_style=speaker_style,
-        )
-        audio_language = check_audio_options(audio_track, audio_language)  # before any model or device work
-        from whisper_subtitler.diarize.options import options_from_cli
-
-        diarization, names = options_from_cli(
-            diarize=diarize, num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers,
-            model=diarization_model, speaker_names=speaker_names,
-            formats=tuple(f.strip().lower() for f in output_format.split(",")),  # as asked: "all" is not rttm
-        )
-        if diarization is not None and not dry_run:
-            diarization = check_diarization(diarization)  # a missing extra, token or model fails now
-        if diarization is None:  # "all" without diarization: RTTM would be an empty file
-            formats = tuple(f for f in formats if f != "rttm")
-        selection = platform.configure(
-            gpu_backend=gpu_backend.value if gpu_backend else None,
-            optimization_level=optimization_level,
-            no_fallback=no_fallback,
-            env_file=env_file,
-            model=model,
-        )
-        platform.apply_optimizations(selection)
-        options = RunOptions(
-            model=model,
-            transcribe=TranscribeOptions(
-                language=parse_language(language), task=task.value, fp16=selection.dtype == "float16",
-                seed=seed,
-            ),
-            formats=formats,
-            output_dir=output_dir,
-            name_template=name_template,
-            overwrite=overwrite,
-            audio_track=audio_track,
-            audio_language=audio_language,
-            embed=embed,
-            burn_in=burn_in,
-            cues=cue_options,
-            writer=writer_options,
-            batched=not no_batch,
-            batch_size=batch_size,
-            diarization=diarization,
-            speaker_names=names,
-        )
-        pipeline = Pipeline(options, selection)
-        sources = expand_inputs(inputs, recursive=recursive, extensions=parse_extensions(extensions), stdin=sys.stdin)
-        if not sources:
-            raise UsageError("no input files (a folder needs --recursive; check the extension filter)")
+        pipeline = Pipeline(*args.run_options())
+        sources = args.sources()
         if dry_run:
             print_plan(pipeline, sources, as_json=json_summary)
             return
-        try:
-            summary = run_batch(
-                pipeline.process, sources, BatchProgress(err, len(sources), enabled=not quiet),
-                report=lambda result: report_result(result, quiet), prefetch=pipeline.prefetch,
-            )
-        finally:
-            pipeline.close()
+        summary = run_pipeline(pipeline, sources, quiet)
     except SubtitlerError as e:
         raise fail(e) from None
     except KeyboardInterrupt:  # before the batch started (loading models): nothing was written
         err.print("interrupted", highlight=False)
         raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+    raise finish(summary, json_summary)
+
+
+def run_pipeline(pipeline: Any, sources: list[Path], quiet: bool) -> BatchSummary:
+    """Load the models (a bad ``--model`` ends the run here, before any file), then run the batch with progress
+    and one report line per file on stderr."""
+    from whisper_subtitler.runner import BatchProgress, run_batch
+
+    try:
+        pipeline.load(sources)
+        return run_batch(pipeline.process, sources, BatchProgress(err, len(sources), enabled=not quiet),
+                         report=lambda result: report_result(result, quiet), prefetch=pipeline.prefetch)
+    finally:
+        pipeline.close()
+
+
+def finish(summary: BatchSummary, json_summary: bool) -> typer.Exit:
+    """Say that the batch was interrupted, print the ``--json`` summary; returns the ``typer.Exit`` to raise."""
     if summary.interrupted:
         err.print("interrupted: no partial output was left", highlight=False)
     if json_summary:
         typer.echo(json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
-    raise typer.Exit(int(summary.exit_code))
+    return typer.Exit(int(summary.exit_code))
 
 
-def check_diarization(options):
-    """``options`` when its pipeline can be loaded (``diarize.preflight``), before any file is transcribed.
-
-    When diarization is only on by default (``options.required`` False) and pyannote.audio or the offline models
-    are missing, returns None after one warning: the run goes on without speakers. Otherwise the failure is
-    raised (MissingRequirementError, exit 3).
-    """
-    from whisper_subtitler.diarize import preflight
-    from whisper_subtitler.errors import MissingRequirementError
-
-    try:
-        preflight(options)
-    except MissingRequirementError as e:
-        if options.required:
-            raise
-        logging.getLogger("whisper_subtitler").warning(
-            "speaker labels are off: %s (%s; --no-diarize silences this)", e, e.hint or "see README")
-        return None
-    return options
-
-
-def report_result(result, quiet: bool) -> None:
-    """One line on stderr per file: what was written, kept, or why it failed."""
-    if result.status == "failed":
+def report_result(result: FileResult, quiet: bool) -> None:
+    """One line on stderr per output and per failed file: what was written, kept, or why it failed."""
+    if result.status is FileStatus.FAILED:
         err.print(f"[red]failed:[/red] {result.error}", highlight=False, soft_wrap=True)
     elif not quiet:
         for out in result.outputs:
@@ -399,9 +150,9 @@ def report_result(result, quiet: bool) -> None:
             err.print(f"kept existing {out} (use --overwrite to replace it)", highlight=False, soft_wrap=True)
 
 
-def print_plan(pipeline, sources: list[Path], as_json: bool) -> None:
+def print_plan(pipeline: Any, sources: list[Path], as_json: bool) -> None:
     """``--dry-run``: each input with each output and whether it would be written, kept or replaced (stdout)."""
-    plan = []
+    plan: list[dict[str, Any]] = []
     for source in sources:
         outputs = []
         for target in pipeline.outputs_for(source):
@@ -419,26 +170,15 @@ def print_plan(pipeline, sources: list[Path], as_json: bool) -> None:
 
 @app.command(epilog=EXIT_CODES_HELP)
 def doctor(
-    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout "
-                                              "(schema: whisper_subtitler/doctor_schema.json).")] = False,
-    gpu_backend: Annotated[
-        Optional[GpuBackend], typer.Option("--gpu-backend", help="Show the choice for this backend request.",
-                                           show_default=False),
-    ] = None,
-    env_file: Annotated[
-        Optional[Path], typer.Option("--env-file", help="Read settings from this file, as transcribe would.",
-                                     exists=True, dir_okay=False, show_default=False)
-    ] = None,
-    verbose: Verbose = 0,
+    json_output: o.DoctorJson = False, gpu_backend: o.DoctorGpuBackend = None, env_file: o.DoctorEnvFile = None,
+    verbose: o.Verbose = 0,
 ) -> None:
     """Report the backends, the device and settings transcribe would use, ffmpeg, models and tokens."""
     from whisper_subtitler.doctor import build_report, render_report
 
     setup_logging(verbose, quiet=json_output and not verbose)
-    report = build_report(gpu_backend=gpu_backend.value if gpu_backend else None, env_file=env_file)
+    report = build_report(gpu_backend=gpu_backend, env_file=env_file)
     if json_output:
-        import json
-
         typer.echo(json.dumps(report, indent=2))
     else:
         render_report(report, Console())
@@ -448,55 +188,31 @@ def doctor(
 
 @app.command("format", epilog=EXIT_CODES_HELP)
 def format_transcripts(
-    transcripts: Annotated[
-        list[Path], typer.Argument(help="Transcript JSON files (from --format json, openai-whisper or whisperX).",
-                                   exists=True, dir_okay=False, show_default=False)
-    ],
-    output_format: OutputFormat = "srt,vtt",
-    output_dir: OutputDir = None,
-    overwrite: Overwrite = False,
-    name_template: NameTemplate = "{stem}",
-    max_line_width: MaxLineWidth = 42,
-    max_lines: MaxLines = 2,
-    max_cps: MaxCps = 17.0,
-    fps: Fps = 24.0,
-    word_level: WordLevel = False,
-    bom: Bom = False,
-    crlf: Crlf = False,
-    speaker_style: SpeakerStyleOption = SpeakerStyle.change,
-    verbose: Verbose = 0,
-    quiet: Quiet = False,
+    ctx: typer.Context,
+    transcripts: o.Transcripts,
+    output_format: o.OutputFormat = "srt,vtt", output_dir: o.OutputDir = None, overwrite: o.Overwrite = False,
+    name_template: o.NameTemplate = "{stem}", max_line_width: o.MaxLineWidth = 42, max_lines: o.MaxLines = 2,
+    max_cps: o.MaxCps = 17.0, fps: o.Fps = 24.0, word_level: o.WordLevel = False, bom: o.Bom = False,
+    crlf: o.Crlf = False, speaker_style: o.SpeakerStyleOption = SpeakerStyle.change, verbose: o.Verbose = 0,
+    quiet: o.Quiet = False,
 ) -> None:
     """Re-render saved TRANSCRIPTS with other subtitle rules or formats, without running any model."""
     from whisper_subtitler.reformat import reformat
+    from whisper_subtitler.runner import BatchProgress, run_batch
 
+    args = o.FormatArgs(**ctx.params)
     setup_logging(verbose, quiet)
-    failed = 0
     try:
-        formats = parse_formats(output_format)
-        cue_options, writer_options = subtitle_options(
-            max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps, word_level=word_level,
-            bom=bom, crlf=crlf, speaker_style=speaker_style,
-        )
-        for source in transcripts:
-            try:
-                result = reformat(source, formats=formats, cue_options=cue_options, writer_options=writer_options,
-                                  output_dir=output_dir, overwrite=overwrite, name_template=name_template)
-            except UsageError:
-                raise
-            except SubtitlerError as e:
-                failed += 1
-                err.print(f"[red]failed:[/red] {e}", highlight=False, soft_wrap=True)
-                continue
-            if not quiet:
-                for out in result.outputs:
-                    err.print(f"wrote {out}", highlight=False, soft_wrap=True)
-                for out in result.kept:
-                    err.print(f"kept existing {out} (use --overwrite to replace it)", highlight=False, soft_wrap=True)
+        formats = resolve_formats(output_format)
+        cues, writer = args.subtitles()
+        summary = run_batch(
+            lambda source, on_stage: reformat(source, formats=formats, cue_options=cues, writer_options=writer,
+                                              output_dir=output_dir, overwrite=overwrite, name_template=name_template),
+            transcripts, BatchProgress(err, len(transcripts), enabled=False),
+            report=lambda result: report_result(result, quiet))
     except SubtitlerError as e:
         raise fail(e) from None
-    if failed:
-        raise typer.Exit(int(ExitCode.FAILED))
+    raise finish(summary, json_summary=False)
 
 
 from whisper_subtitler.align.command import align as _align  # noqa: E402 - it uses the options defined above
@@ -510,4 +226,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

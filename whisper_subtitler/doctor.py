@@ -158,7 +158,7 @@ def build_report(
     then the ``auto`` choice. ``environ``, ``cwd`` and ``machine`` exist for tests. Byte sizes are bytes.
     """
     from whisper_subtitler import __version__, platform
-    from whisper_subtitler.platform.batch import batch_table
+    from whisper_subtitler.platform.batch_advice import batch_table
     from whisper_subtitler.platform.environment import load_environment
     from whisper_subtitler.platform.optimize import plan_optimizations
 
@@ -173,7 +173,7 @@ def build_report(
     if machine is None:
         platform.enable_mps_fallback()
         machine = platform.detect(free_memory_for=0)
-    selection_error = None
+    selection_error: dict[str, Any] | None = None
     try:
         selection = platform.configure(gpu_backend, optimization_level, env_file=env_file, environ=env, cwd=cwd,
                                        machine=machine, log_warnings=False)

@@ -1,7 +1,10 @@
 """The expected failures, each with its documented exit code.
 
 The CLI catches ``SubtitlerError`` once, prints ``message`` (and ``hint``) as one line on stderr and exits
-with ``exit_code``; anything else is a bug and keeps its traceback (locals hidden).
+with ``exit_code``; anything else is a bug and keeps its traceback (locals hidden). In a batch, an error whose class
+has ``ends_batch`` false fails only the file it was raised for (the runner reports it and goes on); the others
+(a missing requirement, a usage error, an unavailable backend) would fail every file the same way, so they end the
+run at once.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ class SubtitlerError(Exception):
     """Base of every expected failure: ``message`` says what and where, ``hint`` what to do."""
 
     exit_code: ExitCode = ExitCode.FAILED
+    ends_batch: bool = False  # True: no later file can succeed either, stop the batch
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)
@@ -44,15 +48,21 @@ class UsageError(SubtitlerError):
     """Invalid options or option combinations."""
 
     exit_code = ExitCode.USAGE
+    ends_batch = True
 
 
 class MissingRequirementError(SubtitlerError):
     """Something the run needs is not installed or not reachable: ffmpeg, weights, an extra, a token."""
 
     exit_code = ExitCode.MISSING_REQUIREMENT
+    ends_batch = True
 
 
-class ModelNotFoundError(MissingRequirementError):
+class ModelError(MissingRequirementError):
+    """The model asked for cannot be used: not a checkpoint, not loadable, not convertible."""
+
+
+class ModelNotFoundError(ModelError):
     """No Whisper or diarization model could be found; the message lists what was tried."""
 
 
@@ -60,3 +70,4 @@ class BackendUnavailableError(SubtitlerError):
     """The requested compute backend is not available and ``--no-fallback`` is set."""
 
     exit_code = ExitCode.BACKEND_UNAVAILABLE
+    ends_batch = True

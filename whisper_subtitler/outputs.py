@@ -83,10 +83,8 @@ def publish(tmp: Path, path: Path, *, overwrite: bool = False) -> None:
         return
     try:
         os.link(tmp, path)  # atomic create-if-absent: FileExistsError if a file appeared meanwhile
-    except FileExistsError:
-        raise
-    except OSError:  # a file system without hard links (FAT, some network shares)
-        if path.exists():
+    except OSError as error:  # else: a file system without hard links (FAT, some network shares)
+        if isinstance(error, FileExistsError) or path.exists():
             raise FileExistsError(path) from None
         os.rename(tmp, path)
     tmp.unlink(missing_ok=True)

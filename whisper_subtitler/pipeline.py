@@ -1,73 +1,50 @@
-"""The pipeline: one input file to subtitle files, with models loaded once per run.
+"""The pipeline: one input file to subtitle files, with the models loaded once per run (``models.holder``).
 
-    audio.extract_audio      ffmpeg -> 16 kHz mono float32                      (Audio)
-    vad.speech_regions       where someone speaks                              (seconds)
-    transcribe               openai-whisper with word timestamps               (Transcript)
-    diarize + speakers       pyannote speaker turns, one speaker per word      (Transcript with speakers)
-    cues.build_cues          readability rules                                 (Cue)
-    writers                  SRT, WebVTT, ...                                  (text)
-    outputs.write_atomic     temp file, then moved into place, never clobbers  (files)
+    pieces.speech_pieces     ffmpeg -> 16 kHz mono float32 in pieces cut at pauses  (Audio)
+      vad.speech_regions       where someone speaks                                (seconds)
+      transcription            Whisper with word timestamps                         (Transcript)
+    cues.guards              hallucination guards                                  (Transcript)
+    diarize + speakers       pyannote speaker turns, one speaker per word          (Transcript with speakers)
+    cues.build_cues          readability rules                                     (Cue)
+    outputs.write_subtitles  SRT, WebVTT, ... written atomically, never clobbered  (files)
 """
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from contextlib import closing
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any
 
-import numpy as np
-
-from whisper_subtitler.audio import PIECE_SECONDS, stream_audio
 from whisper_subtitler.cues import CueOptions, build_cues
 from whisper_subtitler.cues.guards import clean_transcript
-from whisper_subtitler.errors import SubtitlerError
+from whisper_subtitler.decoding.transcriber import BatchedDecoding
+from whisper_subtitler.models.holder import ModelHolder
 from whisper_subtitler.outputs import output_path, write_subtitles
+from whisper_subtitler.pieces import open_stream, prepare_first, resume, speech_pieces
 from whisper_subtitler.prefetch import Prefetcher, Prepared
-from whisper_subtitler.transcribe import TranscribeOptions
-from whisper_subtitler.types import Audio, Transcript
+from whisper_subtitler.results import FileResult, FileStatus
+from whisper_subtitler.stages import Stage, StageTimer
+from whisper_subtitler.transcription import Decoding, Region, TranscribeOptions, new_transcript
+from whisper_subtitler.types import Audio, Segment, Transcript
+from whisper_subtitler.vad import speech_regions
 from whisper_subtitler.writers import FORMATS, WriterOptions
-
-T = TypeVar("T")
-
-
-def _resume(prepared: Prepared) -> Iterator[Audio]:
-    """The prepared first piece, then the rest of the stream; closing this closes the stream."""
-    try:
-        yield prepared.first
-        yield from prepared.rest
-    finally:
-        prepared.close()
-
-
-def _with_last(items: Iterable[T]) -> Iterator[tuple[T, bool]]:
-    """``(item, is_last)`` pairs, looking one item ahead."""
-    iterator = iter(items)
-    try:
-        previous = next(iterator)
-    except StopIteration:
-        return
-    for item in iterator:
-        yield previous, False
-        previous = item
-    yield previous, True
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class RunOptions:
     """Everything a run needs besides the inputs; built by the CLI, read-only afterwards.
 
-    ``model`` is a Whisper name or path (``None``: the embedded default); ``formats`` are writer names
-    (``writers.FORMATS``); ``output_dir`` ``None`` writes beside each input.
+    ``model`` is a Whisper name or path (``None``: the embedded default); ``decoding`` the way to decode and its
+    options (``BatchedDecoding``, or ``transcribe.SequentialDecoding`` for ``--no-batch``); ``formats`` are writer
+    names (``writers.FORMATS``); ``output_dir`` ``None`` writes beside each input; ``diarization`` is a
+    ``diarize.DiarizationOptions``, ``None`` without speakers.
     """
 
     model: str | None = None
     transcribe: TranscribeOptions = TranscribeOptions()
+    decoding: Decoding = BatchedDecoding()
     formats: tuple[str, ...] = ("srt", "vtt")
     output_dir: Path | None = None
     name_template: str = "{stem}"
@@ -78,81 +55,50 @@ class RunOptions:
     burn_in: bool = False  # --burn-in: a video copy with the subtitles in the picture
     cues: CueOptions = CueOptions()
     writer: WriterOptions = WriterOptions()
-    diarization: object | None = None  # whisper_subtitler.diarize.DiarizationOptions when --diarize
+    diarization: Any = None
     speaker_names: tuple[str, ...] = ()
-    batched: bool = True  # False (--no-batch): openai-whisper's sequential transcribe()
-    batch_size: int | None = None  # --batch-size; None: the platform's advice (measured at level 2)
 
 
 @dataclass(frozen=True)
-class FileResult:
-    """The outcome for one input: ``status`` is ``done``, ``skipped`` (every output existed) or ``failed``."""
+class Transcribed:
+    """A file transcribed: ``transcript`` and ``speech`` regions in seconds from the file's start, and the last
+    piece of ``audio`` (the whole audio when the file was one piece, as with diarization)."""
 
-    source: Path
-    status: str
-    outputs: tuple[Path, ...] = ()
-    skipped_outputs: tuple[Path, ...] = ()
-    error: str | None = None
-    exit_code: int = 0  # of a failed file: its error's documented exit code (1, 2 or 3)
-    duration: float | None = None  # audio seconds
-    language: str | None = None
-    speakers: tuple[str, ...] = ()
-    timings: dict[str, float] = field(default_factory=dict)
+    transcript: Transcript
+    speech: tuple[Region, ...]
+    audio: Audio
 
 
 class Pipeline:
-    """Runs the stages for one file after another; the Whisper model is loaded on first use and kept.
+    """Runs the stages for one file after another. ``selection`` is the platform layer's device choice
+    (``platform.Selection``). Expected failures are raised as ``SubtitlerError``: the runner decides whether they
+    end the batch (``SubtitlerError.ends_batch``)."""
 
-    ``selection`` is the platform layer's device choice (``whisper_subtitler.platform.Selection``).
-    """
-
-    def __init__(self, options: RunOptions, selection) -> None:
+    def __init__(self, options: RunOptions, selection: Any) -> None:
         self.options = options
         self.selection = selection
-        self._model = None
-        self._model_name = ""
-        self._diarizer = None
-        self._prefetcher: Prefetcher | None = None
+        self.models = ModelHolder(options.model, options.decoding, options.transcribe, selection, options.diarization)
+        self._prefetcher = Prefetcher(lambda source: self._prepare(source))
+
+    def load(self, sources: Iterable[Path] = ()) -> None:
+        """Resolve and load Whisper before the first file, so that a bad ``--model`` ends the run once (exit 3), not
+        every file; nothing is loaded when every one of ``sources`` would be skipped (all its outputs exist)."""
+        sources = list(sources)
+        if not sources or not all(self._existing_outputs(s) for s in sources):
+            self.models.transcriber()
 
     def prefetch(self, source: Path) -> None:
-        """Start decoding ``source``'s first audio piece and finding its speech in the background, to be taken
-        when ``process(source)`` runs (``whisper_subtitler.prefetch``). Nothing is prefetched with diarization,
-        which needs the whole file's audio."""
-        if self.options.diarization is not None:
-            return
-        if self._prefetcher is None:
-            self._prefetcher = Prefetcher(self._prepare)
-        self._prefetcher.start(source)
+        """Start decoding ``source``'s first audio piece and finding its speech in the background, to be taken by
+        ``process(source)`` (``whisper_subtitler.prefetch``). Not with diarization, which needs the whole audio."""
+        if self.options.diarization is None:
+            self._prefetcher.start(source)
 
     def _prepare(self, source: Path) -> Prepared | None:
-        from whisper_subtitler.vad import speech_regions
-
-        if self._existing_outputs(source):
-            return None  # will be skipped
-        pieces = self._stream(source)
-        try:
-            first = next(pieces)
-            return Prepared(first, speech_regions(first.samples), pieces)
-        except BaseException:
-            pieces.close()
-            raise
+        return None if self._existing_outputs(source) else prepare_first(self._stream(source), speech_regions)
 
     def close(self) -> None:
         """Stop a background preparation (``prefetch``) that was not used."""
-        if self._prefetcher is not None:
-            self._prefetcher.close()
-
-    def _whisper(self):
-        if self._model is None:
-            from whisper_subtitler import platform
-            from whisper_subtitler.models import load_whisper, resolve_model
-
-            resolved = resolve_model(self.options.model)
-            log.info("model %s from %s (%s)", resolved.name, resolved.source, resolved.path)
-            model = load_whisper(resolved, device="cpu")
-            self._model = platform.prepare_model(model, self.selection)
-            self._model_name = resolved.name
-        return self._model
+        self._prefetcher.close()
 
     def outputs_for(self, source: Path) -> list[Path]:
         """The output paths ``source`` would get, one per format, then its video copies (``--embed``, ``--burn-in``)."""
@@ -173,169 +119,82 @@ class Pipeline:
         existing = [t for t in targets if t.exists()] if not self.options.overwrite else []
         return existing if targets and len(existing) == len(targets) else []
 
-    def _stream(self, source: Path) -> Iterator[Audio]:
-        """``source``'s audio: in pieces, so memory does not grow with the duration; whole with diarization,
-        which clusters speakers over the whole file."""
-        piece_seconds = None if self.options.diarization is not None else PIECE_SECONDS
+    def _stream(self, source: Path) -> Generator[Audio, None, None]:
         track = self.options.audio_track
         if self.options.audio_language:
             from whisper_subtitler.streams import pick_audio_track
 
             track = pick_audio_track(source, self.options.audio_language)
-        return stream_audio(source, audio_track=track, piece_seconds=piece_seconds)
+        return open_stream(source, track, whole=self.options.diarization is not None)
 
-    def process(self, source: Path, on_stage: Callable[[str], None] = lambda stage: None) -> FileResult:
-        """Turn ``source`` into subtitle files; expected failures become a ``failed`` result, not an exception.
-
-        ``on_stage`` is called with each stage's name as it starts (for progress displays).
-        ``MissingRequirementError`` (no ffmpeg, no model) and ``KeyboardInterrupt`` propagate: they end the batch.
-        """
-        from whisper_subtitler.errors import MissingRequirementError
-
-        try:
-            return self._process(source, on_stage)
-        except MissingRequirementError:
-            raise
-        except SubtitlerError as e:
-            return FileResult(source=source, status="failed", error=e.message if not e.hint else str(e),
-                              exit_code=int(e.exit_code))
-
-    def _process(self, source: Path, on_stage: Callable[[str], None]) -> FileResult:
-        prepared = self._prefetcher.take(source) if self._prefetcher is not None else None
-        existing = self._existing_outputs(source)
-        if existing:
+    def process(self, source: Path, on_stage: Callable[[Stage], None] = lambda stage: None) -> FileResult:
+        """Turn ``source`` into subtitle files; ``on_stage`` is called with each stage as it starts (progress).
+        Raises ``SubtitlerError`` for an expected failure (a bad input, a missing requirement)."""
+        prepared = self._prefetcher.take(source)
+        if existing := self._existing_outputs(source):
             if prepared is not None:
                 prepared.close()
-            return FileResult(source=source, status="skipped", skipped_outputs=tuple(existing))
-
+            return FileResult(source=source, status=FileStatus.SKIPPED, skipped_outputs=tuple(existing))
         if self.options.burn_in and self._video_targets(source):
             from whisper_subtitler.video.run import require_subtitle_filter
 
             require_subtitle_filter(source)  # fails this file now, not after transcribing it
-        timings: dict[str, float] = {}
-        clock = time.perf_counter()
-
-        def stage(name: str) -> None:
-            """Close the running stage's timing and announce ``name``."""
-            nonlocal clock, current
-            now = time.perf_counter()
-            if current:
-                timings[current] = round(timings.get(current, 0.0) + now - clock, 3)
-            clock, current = now, name
-            on_stage(name)
-
-        current = ""
-        stage("audio")
+        timer = StageTimer(on_stage)
+        timer.start(Stage.AUDIO)
         if prepared is not None:
-            pieces, first_regions = _resume(prepared), prepared.regions
+            transcribed = self.transcribe(resume(prepared), timer, prepared.regions)
         else:
-            pieces, first_regions = self._stream(source), None
-        transcript, speech, audio = self._transcribe_pieces(pieces, stage, first_regions)
-        transcript = clean_transcript(transcript, self.options.cues.max_cps)  # before speakers: JSON = cues
+            transcribed = self.transcribe(self._stream(source), timer)
+        transcript = clean_transcript(transcribed.transcript, self.options.cues.max_cps)  # before speakers: JSON = cues
         if self.options.diarization is not None:
-            stage("diarize")
-            transcript = self._diarize(audio, transcript, speech)
-        stage("cues")
-        cues = build_cues(transcript, self.options.cues, speech=speech)
-        stage("write")
-        transcript = replace(transcript, timings=dict(timings))
-
-        written, kept = write_subtitles(
-            transcript, cues, list(zip(self.options.formats, self.outputs_for(source))), self.options.writer,
-            overwrite=self.options.overwrite,
-        )
-        if self._video_targets(source):
+            timer.start(Stage.DIARIZE)
+            transcript = self._diarize(transcribed.audio, transcript, transcribed.speech)
+        timer.start(Stage.CUES)
+        cues = build_cues(transcript, self.options.cues, speech=transcribed.speech)
+        timer.start(Stage.WRITE)
+        targets = list(zip(self.options.formats, self.outputs_for(source)))
+        written, kept = write_subtitles(transcript, cues, targets, self.options.writer, overwrite=self.options.overwrite)
+        if videos := self._video_targets(source):
             from whisper_subtitler.video import write_video_copies
 
-            stage("video")
-            copies, kept_copies = write_video_copies(source, transcript, cues, self._video_targets(source),
-                                                     self.options.writer, self.options.formats,
-                                                     overwrite=self.options.overwrite)
+            timer.start(Stage.VIDEO)
+            copies, kept_copies = write_video_copies(source, transcript, cues, videos, self.options.writer,
+                                                     self.options.formats, overwrite=self.options.overwrite)
             written, kept = written + copies, kept + kept_copies
-        stage("")
-        return FileResult(
-            source=source,
-            status="done",
-            outputs=tuple(written),
-            skipped_outputs=tuple(kept),
-            duration=round(transcript.duration, 3),
-            language=transcript.language,
-            speakers=transcript.speakers,
-            timings=timings,
-        )
+        return FileResult(source=source, status=FileStatus.DONE, outputs=tuple(written), skipped_outputs=tuple(kept),
+                          duration=round(transcript.duration, 3), language=transcript.language,
+                          speakers=transcript.speakers, timings=timer.stop())
 
-    def _transcribe_pieces(self, pieces: Iterator[Audio], stage: Callable[[str], None],
-                           first_regions: tuple[tuple[float, float], ...] | None = None):
-        """Transcribe consecutive audio pieces; each is cut at a pause, the rest carried into the next piece.
-        ``first_regions``: the first piece's speech regions when already found (``prefetch``).
-
-        Returns ``(transcript, speech regions, last audio piece)`` with times in seconds from the file's start;
-        with a single piece (diarization) the last piece is the whole audio.
-        """
-        from whisper_subtitler.vad import speech_regions, split_at_pause
-
-        options = self.options.transcribe
-        segments: list = []
-        speech: list[tuple[float, float]] = []
-        language = options.language
-        carry: Audio | None = None
-        with closing(pieces):
-            for piece, last in _with_last(pieces):
-                if carry is not None:
-                    piece = replace(piece, samples=np.concatenate([carry.samples, piece.samples]), offset=carry.offset)
-                stage("vad")
-                regions = first_regions if first_regions is not None else speech_regions(piece.samples)
-                first_regions = None
-                cut = piece.duration if last else split_at_pause(regions, piece.duration)
-                n = int(round(cut * piece.sample_rate))
-                carry = None if last else replace(piece, samples=piece.samples[n:], offset=piece.offset + n / piece.sample_rate)
-                piece = replace(piece, samples=piece.samples[:n])
-                regions = tuple((a, min(b, cut)) for a, b in regions if a < cut)
-                if regions:
-                    stage("model_load")
-                    model = self._whisper()
-                    stage("transcribe")
-                    part = self._transcribe(model, piece, regions, replace(options, language=language))
+    def transcribe(self, stream: Generator[Audio, None, None], timer: StageTimer | None = None,
+                   first_speech: tuple[Region, ...] | None = None) -> Transcribed:
+        """Transcribe a file's audio ``stream`` piece by piece (``pieces.speech_pieces``); the language found in one
+        piece holds for the next. ``first_speech``: the first piece's speech regions when already found. Closes
+        ``stream``, and so stops ffmpeg, also on failure."""
+        timer = timer or StageTimer()
+        segments: list[Segment] = []
+        speech: list[Region] = []
+        language, audio = self.options.transcribe.language, None
+        with closing(stream):
+            for piece in speech_pieces(stream, speech_regions, timer, first_speech):
+                audio = piece.audio
+                if piece.speech:
+                    timer.start(Stage.MODEL_LOAD)
+                    transcriber = self.models.transcriber()
+                    timer.start(Stage.TRANSCRIBE)
+                    part = transcriber.transcribe(audio, piece.speech, language)
                     language = language or part.language
-                    segments.extend(seg.shifted(piece.offset) for seg in part.segments)
-                speech.extend((a + piece.offset, b + piece.offset) for a, b in regions)
-                audio = piece
-        duration = audio.offset + audio.duration
-        transcript = Transcript(segments=tuple(segments), language=language or "", duration=duration,
-                                model=self._model_name, source=str(audio.source), task=options.task)
-        return transcript, tuple(speech), audio
+                    segments.extend(segment.shifted(audio.offset) for segment in part.segments)
+                speech.extend((a + audio.offset, b + audio.offset) for a, b in piece.speech)
+        assert audio is not None, "audio.stream_audio yields at least one piece"
+        transcript = new_transcript(audio.source, audio.offset + audio.duration, self.options.transcribe,
+                                    self.models.model_name, segments, language)
+        return Transcribed(transcript, tuple(speech), audio)
 
-    def _transcribe(self, model, audio: Audio, speech, options: TranscribeOptions) -> Transcript:
-        from whisper_subtitler.transcribe import transcribe_sequential
-
-        if self.options.batched:
-            return self._transcribe_batched(model, audio, speech, options)
-        return transcribe_sequential(model, audio, speech, options, model_name=self._model_name)
-
-    def _transcribe_batched(self, model, audio, speech, options: TranscribeOptions):
-        from whisper_subtitler.decoding.batched import transcribe_batched
-        from whisper_subtitler.decoding.tuning import choose_settings
-
-        settings = choose_settings(model, audio, speech, options, self.selection,
-                                   model_name=self._model_name, requested=self.options.batch_size)
-        return transcribe_batched(model, audio, speech, options, settings=settings, model_name=self._model_name)
-
-    def _diarize(self, audio, transcript, speech):
-        from whisper_subtitler.diarize import load_diarizer
+    def _diarize(self, audio: Audio, transcript: Transcript, speech: tuple[Region, ...]) -> Transcript:
         from whisper_subtitler.speakers import assign_speakers, rename_speakers, without_single_speaker
 
-        from whisper_subtitler.diarize.memory import one_model_at_a_time, release_accelerator_memory
-
-        exclusive = one_model_at_a_time(self.selection.device, self.selection.device_info.total_memory)
-        if exclusive and self._model is not None:
-            self._model = None  # whisperX's order: transcribe, free Whisper, then diarize
-            release_accelerator_memory(self.selection.device)
-        if self._diarizer is None:
-            self._diarizer = load_diarizer(self.options.diarization, self.selection.device)
-        diarization = self._diarizer.diarize(audio, speech=speech)
-        if exclusive:
-            self._diarizer.close()  # Whisper comes back for the next file
-            self._diarizer = None
+        with self.models.diarizer() as diarizer:
+            diarization = diarizer.diarize(audio, speech=speech)
         transcript = assign_speakers(transcript, diarization.turns, exclusive=diarization.exclusive_turns)
         if self.options.speaker_names:
             return rename_speakers(transcript, self.options.speaker_names)

@@ -6,9 +6,8 @@ piece, ``vad.speech_regions`` on it), so the result, and any error, is the same;
 the pipeline takes that file, so it is reported for the right file, in order. One file is prepared at a time,
 holding at most one piece of audio (``audio.PIECE_SECONDS``).
 
-It is meant for GPUs, where the CPU is idle while the model works. On 2 CPU cores, where the model already uses
-both, a hand-timed batch (4 files of 150 s, tiny.en: 21.6 s with, 21.3 to 22.6 s without) was neither faster nor
-slower, so it stays on everywhere: one code path.
+It is meant for GPUs, where the CPU is idle while the model works; on a 2-core CPU it was neither faster nor slower
+(docs/performance.md), so it stays on everywhere: one code path.
 """
 
 from __future__ import annotations

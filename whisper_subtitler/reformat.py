@@ -11,24 +11,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from whisper_subtitler.cues import CueOptions, build_cues
 from whisper_subtitler.outputs import output_path, write_subtitles
+from whisper_subtitler.results import FileResult, FileStatus
 from whisper_subtitler.writers import WriterOptions, get_writer, read_transcript, resolve_formats
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ReformatResult:
-    """What one ``reformat`` call did: files written, and existing files kept (not overwritten)."""
-
-    source: Path
-    outputs: tuple[Path, ...] = ()
-    kept: tuple[Path, ...] = ()
-    cues: int = 0
 
 
 def reformat(
@@ -40,8 +30,9 @@ def reformat(
     output_dir: Path | None = None,
     overwrite: bool = False,
     name_template: str = "{stem}",
-) -> ReformatResult:
-    """Write ``formats`` for the transcript JSON ``source`` to ``output_dir`` (default: beside it).
+) -> FileResult:
+    """Write ``formats`` for the transcript JSON ``source`` to ``output_dir`` (default: beside it); the result
+    lists the files written (``outputs``) and the existing ones kept (``skipped_outputs``).
 
     Output names follow ``outputs.output_path`` (``<stem>.<extension>``). A target that is ``source`` itself
     (``json`` beside the input) is skipped. Raises ``InputError`` for an unreadable or invalid transcript or
@@ -58,4 +49,4 @@ def reformat(
             continue
         targets.append((fmt, target))
     written, kept = write_subtitles(transcript, cues, targets, writer_options, overwrite=overwrite)
-    return ReformatResult(source=source, outputs=tuple(written), kept=tuple(kept), cues=len(cues))
+    return FileResult(source=source, status=FileStatus.DONE, outputs=tuple(written), skipped_outputs=tuple(kept))

@@ -1,6 +1,7 @@
 """Running a batch: every input through the pipeline, progress on stderr, one summary for scripts.
 
-One bad file never stops the batch: its ``FileResult`` says why, and the exit code says that something failed.
+One bad file never stops the batch: its ``FileResult`` says why, and the exit code says that something failed. An
+error that would fail every file alike (``SubtitlerError.ends_batch``: ffmpeg or a model missing) ends the batch.
 Ctrl-C stops after cleaning up (no partial output, no temporary file) with exit code 130.
 """
 
@@ -15,8 +16,9 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from whisper_subtitler import __version__
-from whisper_subtitler.errors import ExitCode
-from whisper_subtitler.pipeline import FileResult
+from whisper_subtitler.errors import ExitCode, SubtitlerError
+from whisper_subtitler.results import FileResult, FileStatus
+from whisper_subtitler.stages import Stage
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class BatchSummary:
         such as an --audio-language no stream has; 3 for a missing requirement such as libass); else 0."""
         if self.interrupted:
             return ExitCode.INTERRUPTED
-        failed = [r for r in self.results if r.status == "failed"]
+        failed = [r for r in self.results if r.status is FileStatus.FAILED]
         return ExitCode(max(r.exit_code or ExitCode.FAILED for r in failed)) if failed else ExitCode.OK
 
     def to_json(self) -> dict:
@@ -43,11 +45,11 @@ class BatchSummary:
             "exit_code": int(self.exit_code),
             "interrupted": self.interrupted,
             "wall_seconds": round(self.wall_seconds, 3),
-            "counts": {s: sum(r.status == s for r in self.results) for s in ("done", "skipped", "failed")},
+            "counts": {s.value: sum(r.status is s for r in self.results) for s in FileStatus},
             "files": [
                 {
                     "input": str(r.source),
-                    "status": r.status,
+                    "status": r.status.value,
                     "outputs": [str(p) for p in r.outputs],
                     "skipped_outputs": [str(p) for p in r.skipped_outputs],
                     "duration": r.duration,
@@ -73,7 +75,7 @@ class BatchProgress:
             TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
             TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True,
         )
-        self._batch = self._progress.add_task("files", total=total) if self.enabled else None
+        self._batch = self._progress.add_task("files", total=total)  # shown only once started
         self._current = None
 
     def __enter__(self) -> BatchProgress:
@@ -90,9 +92,9 @@ class BatchProgress:
             self._name = source.name
             self._progress.update(self._batch, description=f"{source.name}: starting")
 
-    def stage(self, name: str) -> None:
+    def stage(self, stage: Stage) -> None:
         if self.enabled:
-            self._progress.update(self._batch, description=f"{self._name}: {name}")
+            self._progress.update(self._batch, description=f"{self._name}: {stage.value}")
 
     def end_file(self) -> None:
         if self.enabled:
@@ -110,8 +112,9 @@ def run_batch(
     ``prefetch(next source)``, when given, is called once the current file reaches its ``transcribe`` stage, so
     that the next file's audio is prepared while the model works (``Pipeline.prefetch``).
 
-    ``KeyboardInterrupt`` ends the batch: the summary then holds the finished files and ``interrupted=True``.
-    Other exceptions (a missing requirement, a bug) propagate.
+    A ``SubtitlerError`` raised for one file becomes its ``failed`` result, unless its class ``ends_batch``: then
+    it propagates, as do bugs. ``KeyboardInterrupt`` ends the batch: the summary then holds the finished files and
+    ``interrupted=True``.
     """
     started = time.perf_counter()
     results: list[FileResult] = []
@@ -120,17 +123,31 @@ def run_batch(
         try:
             for i, source in enumerate(sources):
                 progress.start_file(source)
-                following = [sources[i + 1]] if prefetch is not None and i + 1 < len(sources) else []
-
-                def on_stage(name: str) -> None:
-                    progress.stage(name)
-                    if name == "transcribe" and following:
-                        prefetch(following.pop())  # once per file
-
-                result = process(source, on_stage=on_stage)
+                following = sources[i + 1] if i + 1 < len(sources) else None
+                try:
+                    result = process(source, on_stage=_on_stage(progress, prefetch, following))
+                except SubtitlerError as error:
+                    if error.ends_batch:
+                        raise
+                    result = FileResult.failed(source, error)
                 results.append(result)
                 report(result)
                 progress.end_file()
         except KeyboardInterrupt:
             interrupted = True
     return BatchSummary(results=tuple(results), interrupted=interrupted, wall_seconds=time.perf_counter() - started)
+
+
+def _on_stage(
+    progress: BatchProgress, prefetch: Callable[[Path], None] | None, following: Path | None
+) -> Callable[[Stage], None]:
+    """One file's stage callback: the progress display, and ``prefetch(following)`` once, when the file reaches its
+    ``transcribe`` stage."""
+    pending = [following] if prefetch is not None and following is not None else []
+
+    def on_stage(stage: Stage) -> None:
+        progress.stage(stage)
+        if stage is Stage.TRANSCRIBE and pending and prefetch is not None:
+            prefetch(pending.pop())
+
+    return on_stage

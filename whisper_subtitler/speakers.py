@@ -50,7 +50,6 @@ from whisper_subtitler.cues.width import ends_clause, ends_sentence
 from whisper_subtitler.errors import UsageError
 from whisper_subtitler.types import Segment, SpeakerTurn, Transcript, Word
 
-
 PAUSE = 0.5  # seconds between two words from which changing speaker costs nothing
 INSIDE_COST = 1.0  # seconds of evidence a change inside a sentence (no punctuation, no pause) must outweigh
 CLAUSE_COST = 0.4  # the same after clause punctuation

@@ -1,11 +1,11 @@
-"""Stage 2: transcription with openai-whisper, with word timestamps.
+"""Stage 2, the sequential implementation (``--no-batch``): openai-whisper's ``transcribe()``, word timestamps on.
 
 Decoding covers only the speech the VAD found (``vad.speech_regions``), in the same windows of at most 30 s as the
 batched path (``decoding.chunking.plan_chunks``), given to openai-whisper's ``transcribe()`` as ``clip_timestamps``
 and decoded one after another: decoding starts at the speech onset, so the first timestamp is not forced
 to 0 over leading silence (the repetition loops seen on pyannote's sample), and nothing is decoded over silence.
-Word timestamps come from Whisper's cross-attention alignment (``word_timestamps=True``); segment timestamps alone
-are whole seconds on our clips (../shared/MODELS.md).
+Word timestamps come from Whisper's cross-attention alignment (``word_timestamps=True``): segment timestamps alone
+are too coarse for subtitles (docs/models.md, "Timestamps").
 """
 
 from __future__ import annotations
@@ -14,45 +14,14 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-import numpy as np
-
+from whisper_subtitler.transcription import Region, TranscribeOptions, detect_language, new_transcript
 from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment, Transcript, Word
 
 log = logging.getLogger(__name__)
 
-LANGUAGE_PROBE_S = 30.0  # seconds of speech, from the first onset, used to detect the language
-
-
-@dataclass(frozen=True)
-class TranscribeOptions:
-    """What to decode: ``language`` (ISO 639-1 code, ``None`` = detect), ``task`` (``transcribe`` or ``translate``
-    to English), ``temperatures`` for openai-whisper's fallback, ``fp16`` for half-precision decoding, ``seed`` for
-    the fallback's sampling (``--seed``: same input and options, same output files)."""
-
-    language: str | None = None
-    task: str = "transcribe"
-    temperatures: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-    fp16: bool = False
-    initial_prompt: str | None = None
-    seed: int = 0
-
-
-def detect_language(model, samples: np.ndarray, onset: float) -> tuple[str, float]:
-    """Detect the spoken language from up to 30 s of ``samples`` (16 kHz mono) from ``onset`` seconds.
-
-    Returns ``(ISO code, probability)``. English-only models always answer ``("en", 1.0)``.
-    """
-    import whisper
-
-    if not model.is_multilingual:
-        return "en", 1.0
-    first = int(onset * SAMPLE_RATE)
-    piece = whisper.pad_or_trim(samples[first : first + int(LANGUAGE_PROBE_S * SAMPLE_RATE)])
-    mel = whisper.log_mel_spectrogram(piece, model.dims.n_mels).to(model.device)
-    _, probs = model.detect_language(mel)
-    language = max(probs, key=probs.get)
-    return language, float(probs[language])
+LANGUAGE_PROBE_S = 30.0  # seconds of audio, from the first speech onset, used to detect the language
 
 
 def _segment(raw: dict) -> Segment:
@@ -88,51 +57,63 @@ def _transcribe_clips(whisper, model, audio: Audio, clips, language: str, option
     )
 
 
-def transcribe_sequential(
-    model,
-    audio: Audio,
-    speech: Sequence[tuple[float, float]],
-    options: TranscribeOptions,
-    model_name: str = "",
-) -> Transcript:
-    """Transcribe ``audio`` with openai-whisper's ``transcribe()`` over the VAD ``speech`` regions (seconds).
+@dataclass(frozen=True)
+class SequentialDecoding:
+    """``--no-batch``: decode with openai-whisper's ``transcribe()``, one window after another; no options of its
+    own (the batch size and the level-2 settings are the batched path's)."""
 
-    Returns a ``Transcript`` whose words carry word timestamps in seconds from the start of the audio.
-    Audio without speech gives a transcript without segments (no model call).
+    def transcriber(self, model: Any, options: TranscribeOptions, selection: Any, model_name: str) -> SequentialTranscriber:
+        """A ``SequentialTranscriber`` for ``model`` (loaded, on its device); ``selection`` is not needed."""
+        return SequentialTranscriber(model, options, model_name=model_name)
 
+
+class SequentialTranscriber:
+    """The sequential ``Transcriber``: openai-whisper's ``transcribe()`` over the VAD speech regions.
+
+    ``model`` is an openai-whisper ``Whisper`` on its device; ``model_name`` is written into the transcripts.
     openai-whisper's temperature fallback samples with torch's global random number generator; it is seeded here
-    from ``options.seed`` and the first clip's first sample in the file (``decoding.batch.sampling_seed``), inside
+    from ``options.seed`` and the first clip's first sample in the file (``decoding.budgeted.sampling_seed``), inside
     ``torch.random.fork_rng`` so the caller's generator is left as it was: the same audio and options give the same
     transcript, whatever ran before. (Unlike the batched path, a chunk's draws here depend on the chunks before it
     in the same call.)
     """
-    import torch
-    import whisper
 
-    from whisper_subtitler.decoding.batch import sampling_seed
-    from whisper_subtitler.decoding.chunking import plan_chunks
+    def __init__(self, model: Any, options: TranscribeOptions, *, model_name: str = "") -> None:
+        self.model = model
+        self.options = options
+        self.model_name = model_name
 
-    clips = [(c.start, c.end) for c in plan_chunks(speech)]
-    if not clips:
-        return Transcript(segments=(), language=options.language or "", duration=audio.duration,
-                          model=model_name, source=str(audio.source), task=options.task)
-    language = options.language
-    if language is None:
-        language, probability = detect_language(model, audio.samples, clips[0][0])
-        log.info("%s: detected language %s (p=%.2f)", audio.source, language, probability)
-    started = time.perf_counter()
-    first_sample = round((audio.offset + clips[0][0]) * SAMPLE_RATE)
-    cuda = [model.device.index or 0] if model.device.type == "cuda" else []
-    with torch.random.fork_rng(devices=cuda):
-        torch.manual_seed(sampling_seed(options.seed, first_sample, 0.0))
-        result = _transcribe_clips(whisper, model, audio, clips, language, options)
-    segments = tuple(_segment(s) for s in result["segments"] if s.get("words"))
-    log.debug("%s: decoded %d segments in %.1f s", audio.source, len(segments), time.perf_counter() - started)
-    return Transcript(
-        segments=segments,
-        language=language,
-        duration=audio.duration,
-        model=model_name,
-        source=str(audio.source),
-        task=options.task,
-    )
+    def transcribe(self, audio: Audio, speech: Sequence[Region], language: str | None = None) -> Transcript:
+        """See ``transcription.Transcriber``: word timestamps in seconds from the start of ``audio``."""
+        import torch
+        import whisper
+
+        from whisper_subtitler.decoding.budgeted import sampling_seed
+        from whisper_subtitler.decoding.chunking import plan_chunks
+
+        options, model = self.options, self.model
+        clips = [(c.start, c.end) for c in plan_chunks(speech)]
+        if not clips:
+            return new_transcript(audio.source, audio.duration, options, self.model_name, language=language)
+        language = language or options.language or self._detect_language(audio, clips[0][0])
+        started = time.perf_counter()
+        first_sample = round((audio.offset + clips[0][0]) * SAMPLE_RATE)
+        cuda = [model.device.index or 0] if model.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=cuda):
+            torch.manual_seed(sampling_seed(options.seed, first_sample, 0.0))
+            result = _transcribe_clips(whisper, model, audio, clips, language, options)
+        segments = tuple(_segment(s) for s in result["segments"] if s.get("words"))
+        log.debug("%s: decoded %d segments in %.1f s", audio.source, len(segments), time.perf_counter() - started)
+        return new_transcript(audio.source, audio.duration, options, self.model_name, segments, language)
+
+    def _detect_language(self, audio: Audio, onset: float) -> str:
+        """The language of the ``LANGUAGE_PROBE_S`` seconds of ``audio`` from ``onset`` (seconds)."""
+        import torch
+
+        from whisper_subtitler.decoding.features import encode_windows
+
+        first = int(onset * SAMPLE_RATE)
+        window = audio.samples[first : first + int(LANGUAGE_PROBE_S * SAMPLE_RATE)]
+        fp16 = self.options.fp16 and self.model.device.type != "cpu"
+        with torch.no_grad():
+            return detect_language(self.model, encode_windows(self.model, [window], fp16))

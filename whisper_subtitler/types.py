@@ -14,6 +14,7 @@ from the start of the audio everywhere, and become text only in the writers (``w
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,20 @@ if TYPE_CHECKING:  # numpy is a hard dependency, but pure-logic modules must not
     import numpy as np
 
 SAMPLE_RATE = 16_000  # Hz: what Whisper, silero-vad and pyannote segmentation-3.0 expect
+
+
+class StrEnum(str, Enum):
+    """An enum whose members are their string values, printed and formatted as the value (``enum.StrEnum`` of
+    Python 3.11, which 3.10 lacks): ``f"{Stage.VAD}"`` is ``vad`` and ``Stage.VAD == "vad"``."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+    def __hash__(self) -> int:  # equal to its value, so the same hash (Python 3.10's Enum hashes the name)
+        return str.__hash__(self)
 
 
 @dataclass(frozen=True, eq=False)

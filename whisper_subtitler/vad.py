@@ -38,7 +38,7 @@ def _load_model():
 
     threads = torch.get_num_threads()
     try:
-        # ``import silero_vad`` calls torch.set_num_threads(1) for the whole process (PERFORMANCE.md, "Traps").
+        # ``import silero_vad`` calls torch.set_num_threads(1) for the whole process (docs/performance.md, "Traps").
         from silero_vad import get_speech_timestamps_sequence, load_silero_vad
     finally:
         torch.set_num_threads(threads)

@@ -12,11 +12,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from whisper_subtitler.cli import (
+from whisper_subtitler.cli import err, fail, setup_logging
+from whisper_subtitler.cli_options import (
     AudioLanguage, Bom, Crlf, Fps, GpuBackend, MaxCps, MaxLineWidth, MaxLines, NameTemplate, OutputDir,
     OutputFormat, Overwrite, Quiet, SpeakerStyleOption, Verbose, WordLevel, check_audio_options, check_diarization,
-    err, fail, parse_formats, parse_language, setup_logging, subtitle_options,
+    parse_language, subtitle_options,
 )
+from whisper_subtitler.writers import resolve_formats
 from whisper_subtitler.cues.labels import SpeakerStyle
 from whisper_subtitler.errors import ExitCode, SubtitlerError
 
@@ -59,8 +61,7 @@ def align(
     speaker_names: Annotated[Optional[str], typer.Option("--speaker-names", rich_help_panel="Speakers",
                              help='Names in order of first appearance, e.g. "Alice,Bob".', show_default=False)] = None,
     speaker_style: SpeakerStyleOption = SpeakerStyle.change,
-    gpu_backend: Annotated[Optional[GpuBackend], typer.Option("--gpu-backend", help="As for transcribe.",
-                           show_default=False)] = None,
+    gpu_backend: GpuBackend = None,
     no_fallback: Annotated[bool, typer.Option("--no-fallback", help="As for transcribe.")] = False,
     verbose: Verbose = 0,
     quiet: Quiet = False,
@@ -76,7 +77,7 @@ def align(
 
     setup_logging(verbose, quiet)
     try:
-        formats = parse_formats(output_format)
+        formats = resolve_formats(output_format)
         cue_options, writer_options = subtitle_options(
             max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps, word_level=word_level,
             bom=bom, crlf=crlf, speaker_style=speaker_style,

@@ -25,6 +25,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
+from whisper_subtitler.cues.dialogue import one_line, pair_runs
 from whisper_subtitler.cues.guards import (
     clean_transcript,
     collapse_loops,
@@ -33,7 +34,6 @@ from whisper_subtitler.cues.guards import (
     drop_silent_segments,
     drop_unvoiced,
 )
-from whisper_subtitler.cues.dialogue import one_line, pair_runs
 from whisper_subtitler.cues.labels import (
     DIALOGUE_DASH,
     SpeakerStyle,

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+import whisper.timing as timing  # dtw looked up at call time: platform.mps patches it for MPS tensors
 from whisper.audio import HOP_LENGTH, SAMPLE_RATE, TOKENS_PER_SECOND
 from whisper.model import disable_sdpa
-import whisper.timing as timing  # dtw looked up at call time: platform.mps patches it for MPS tensors
 from whisper.timing import WordTiming, median_filter, merge_punctuations
 
 from whisper_subtitler.decoding.kernels import decoder_blocks

@@ -11,10 +11,9 @@ the ideal point itself.
 Inside a window, regions closer than ``MERGE_GAP_S`` are joined (``join_regions``); the transcript gets one
 segment per joined region, so no segment spans a longer pause.
 
-Measured on the 10-minute benchmark clip (465 s of speech in 72 VAD regions, tiny.en, CPU): one window per joined
-region took 33 windows; filling windows takes 22, with the same WER (``docs/benchmarks.md``). Concatenating the
-regions without the pauses between them (faster-whisper's ``collect_chunks``) was tried and dropped: on 24
-espeak-ng sentences it made the words differ from the sequential path's by WER 0.024-0.029 instead of 0.010-0.012.
+Filling windows takes a third fewer windows than one window per joined region, with the same WER; concatenating the
+regions without the pauses between them (faster-whisper's ``collect_chunks``) moved the words further from the
+sequential path's, so the pauses stay (docs/performance.md, "Filling 30-second windows").
 """
 
 from __future__ import annotations
@@ -132,12 +131,12 @@ def plan_chunks(
 
 def token_budget(duration: float, limit: int = MAX_NEW_TOKENS) -> int:
     """Most tokens worth sampling for ``duration`` seconds of speech: ``TOKENS_PER_S`` per second plus
-    ``TOKEN_SLACK``, at most ``limit``. A row that reaches it has almost surely looped (PERFORMANCE.md: one
-    looping row stalls its whole batch in ``whisper.decode``)."""
+    ``TOKEN_SLACK``, at most ``limit``. A row that reaches it has almost surely looped (one looping row stalls its
+    whole batch in ``whisper.decode``: docs/performance.md)."""
     return max(1, min(limit, math.ceil(duration * TOKENS_PER_S) + TOKEN_SLACK))
 
 
 def decoding_order(chunks: Sequence[Chunk]) -> list[Chunk]:
     """Chunks with the most speech first (ties in time order), so that consecutive rows of a batch need similar
-    token budgets and a batch finishes together (PERFORMANCE.md: sorting chunks by length made batches faster)."""
+    token budgets and a batch finishes together (it made batches faster: docs/performance.md)."""
     return sorted(chunks, key=lambda c: (-c.speech, c.index))

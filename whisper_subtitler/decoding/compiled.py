@@ -8,11 +8,9 @@ is a dict keyed by modules and filled by forward hooks; dynamo breaks the graph 
 layer and per kind of step (first step or later, one row or more): 30 graphs for tiny.en. The recompile limit is
 raised to that for these calls only (``recompile_limit``).
 
-The cost is the compilation, paid once per process. Measured on 2 CPU cores (torch 2.13, tiny.en, same text both
-ways): at batch 16 (level 2 on 5 minutes of the benchmark clip, two runs) 6.2-7.6 s eager and 6.2-6.6 s compiled for
-the same windows, after a first compiled run of 26-27 s; in a hand-run prototype at batch 8, 5.3 s against 5.8 s
-after 16-22 s of compiling. Whether it pays back depends on the device and the model, so level 2 measures it,
-compilation included (``platform.tune(amortize=...)``), and keeps it only where it wins.
+The cost is the compilation, paid once per process, for a step that was no faster on the CPU (docs/performance.md,
+"torch.compile of the decoder step"). Whether it pays back depends on the device and the model, so level 2
+measures it, compilation included (``platform.tune(amortize=...)``), and keeps it only where it wins.
 
 CUDA graphs (``mode="reduce-overhead"``) are not a candidate: the self-attention cache grows by one token per step,
 so every step has a new shape and would record a new graph; they need a preallocated (static) cache, which
@@ -22,6 +20,7 @@ openai-whisper's decoder does not have.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import torch
 from whisper.decoding import PyTorchInference
@@ -52,6 +51,9 @@ class CompiledInference(PyTorchInference):
     returns logits ``(rows, n or 1, n_vocab)``, as ``PyTorchInference.logits``. Errors from compilation (no C++
     compiler, an unsupported device) propagate: level 2 then drops the candidate.
     """
+
+    kv_cache: dict[Any, torch.Tensor]  # PyTorchInference's, set in its __init__
+    hooks: list[Any]
 
     def logits(self, tokens: torch.Tensor, audio_features: torch.Tensor) -> torch.Tensor:
         if not self.kv_cache:

@@ -47,6 +47,13 @@ def log_mel_windows(pieces: Sequence[np.ndarray], n_mels: int, device=None):
     return torch.stack(mels)
 
 
+def encode_windows(model, pieces: Sequence[np.ndarray], fp16: bool = False):
+    """The encoder output ``(len(pieces), n_audio_ctx, n_audio_state)`` of ``log_mel_windows(pieces)`` on the model's
+    device, the log-mel in half precision when ``fp16`` (the model's weights then are). Call under ``torch.no_grad``."""
+    mel = log_mel_windows(pieces, model.dims.n_mels, device=model.device)
+    return model.encoder(mel.half() if fp16 else mel)
+
+
 def quietest_point(source: SampleSource, frame_s: float = QUIET_FRAME_S) -> Quietest:
     """A ``chunking.Quietest`` for ``source``: the middle of the ``frame_s`` frame with the least energy between
     two times (seconds), the likeliest pause between words in speech the VAD did not split."""

@@ -4,10 +4,9 @@ Output projection.
 
 Each decoding step multiplies the last hidden state of every running row, ``(rows, d)``, by the transposed token
 embedding, ``(d, n_vocab)`` (whisper/model.py ``TextDecoder.forward``): 80 MB of weights for tiny, 106 MB for
-base, read once per step, the largest single cost of a step on the CPU (PERFORMANCE.md). With few rows, MKL's
-``x @ W.T`` repacks that whole matrix on every call; ``(W @ x.T).T`` computes the same products without the
-repacking. Measured on 2 cores (AVX-512, torch 2.13 with MKL), tiny's 384 x 51864 projection: 8 rows 15 -> 4.9 ms,
-2 rows 20 -> 2.2 ms, and one row, done as two, 8 -> 2.2 ms; above 64 rows (the first step of a large batch, the
+base, read once per step, the largest single cost of a step on the CPU. With few rows, MKL's ``x @ W.T`` repacks
+that whole matrix on every call; ``(W @ x.T).T`` computes the same products without the repacking, several times
+faster (docs/performance.md, "Decoder kernels"); above ``SMALL_ROWS`` rows (the first step of a large batch, the
 alignment pass) the usual form is as fast and is kept. The sums run in another order, so logits differ by float
 rounding only (about 1e-6; no greedy token changed in our tests).
 
@@ -19,15 +18,14 @@ measured (``ChunkTranscriber``); optimization level 2 measures both ways on the 
 
 Cross-attention. openai-whisper caches the cross-attention keys and values as ``(rows, n_audio_ctx, d)`` and
 reshapes them into heads, ``(rows, heads, n_audio_ctx, d / heads)``, a strided view, at every step; the CPU
-attention kernel then reads strided memory (8 rows, tiny: 2.6 ms per layer and step, 1.2 ms from contiguous
-heads). ``install_cross_attention`` caches them once per batch as contiguous heads instead. Same arithmetic.
+attention kernel then reads strided memory, about twice as slowly as contiguous heads (docs/performance.md).
+``install_cross_attention`` caches them once per batch as contiguous heads instead. Same arithmetic.
 
 Attention kernel. openai-whisper calls ``F.scaled_dot_product_attention`` (SDPA), which picks a kernel itself (flash,
 memory-efficient, cuDNN or the plain math form, in PyTorch's priority order for the device, dtype and shapes).
 ``attention_kernel`` pins one for the encoder and the decoding loop, so that optimization level 2 can measure the
-choice (``ATTENTION_KERNELS`` per backend). Measured on 2 CPU cores, tiny.en, 8 windows: torch's choice (flash)
-2.0 s encoder and 2.4 s decoding, flash pinned the same, math 3.9 s and 2.4 s; the memory-efficient kernel has no
-CPU form.
+choice (``ATTENTION_KERNELS`` per backend; figures in docs/performance.md, "Attention kernel"); the
+memory-efficient kernel has no CPU form.
 The alignment pass reads attention weights, which SDPA does not return, so it uses the math form whatever is pinned.
 """
 
@@ -41,12 +39,14 @@ import torch
 import torch.nn.functional as F
 from whisper.model import MultiHeadAttention
 
+from whisper_subtitler.platform.machine import BackendName
+
 SMALL_ROWS = 64  # at most this many rows: (W @ x.T).T; more rows: x @ W.T
 ATTENTION_KERNELS = {  # torch.nn.attention.SDPBackend names worth measuring per backend; cuDNN has no ROCm form
-    "cuda": ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH"),
-    "rocm": ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH"),
-    "mps": ("MATH",),
-    "cpu": ("MATH",),  # PyTorch's own choice on the CPU is its flash kernel: no need to measure it twice
+    BackendName.CUDA: ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH"),
+    BackendName.ROCM: ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH"),
+    BackendName.MPS: ("MATH",),
+    BackendName.CPU: ("MATH",),  # PyTorch's own choice on the CPU is its flash kernel: no need to measure it twice
 }
 
 
@@ -103,7 +103,7 @@ def install_cross_attention(model) -> None:
     """Make the decoder's cross-attention layers cache keys and values as contiguous heads (see above), in place.
 
     The cache entries keep their first dimension as the row, so dropping finished rows
-    (``batch.BudgetedDecodingTask``) works the same; the alignment pass (no cache) computes as openai-whisper.
+    (``budgeted.BudgetedDecodingTask``) works the same; the alignment pass (no cache) computes as openai-whisper.
     """
     for block in model.decoder.blocks:
         if block.cross_attn is not None:

@@ -1,14 +1,14 @@
 """int8 dynamic quantization of an openai-whisper model for the CPU: measured by ``make bench``, off by default.
 
 PyTorch's dynamic quantization (``torch.ao.quantization.quantize_dynamic``) stores ``nn.Linear`` weights as int8
-and quantizes activations on the fly. Two traps in openai-whisper (PERFORMANCE.md): its layers are
+and quantizes activations on the fly. Two traps in openai-whisper (docs/performance.md, "Traps"): its layers are
 ``whisper.model.Linear``, a subclass that ``quantize_dynamic``'s exact-type mapping silently skips, so they are
 first replaced by plain ``nn.Linear`` copies; and the output projection (the tied token embedding, 51864 x d, the
 largest tensor each decoding step reads) is a matmul, not a Linear, so it gets a quantized Linear of its own and
 the decoder's projection is replaced by it (``kernels.install_projection``).
 
-The words change: int8 cost 0.5-4 WER points on tiny and 6 on base in batched chunks (PERFORMANCE.md), above the
-0.01 the issue allows, so the pipeline does not use it; ``docs/benchmarks.md`` has the current measurement.
+The words change (several WER points on tiny and base, docs/performance.md), so the pipeline does not use it;
+``docs/benchmarks.md`` has the current measurement.
 """
 
 from __future__ import annotations

@@ -6,14 +6,13 @@ openai-whisper's own code, which attention kernel SDPA should use (``kernels.att
 Winners are cached by ``platform.tune``, so the next run measures nothing.
 
 Every candidate decodes the same chunks with the same options, so the words do not depend on the winner (rows of a
-batch are decoded independently, ``batch.BudgetedDecodingTask``; the kernels, the attention kernels and the compiled
+batch are decoded independently, ``budgeted.BudgetedDecodingTask``; the kernels, the attention kernels and the compiled
 step do the same arithmetic up to float rounding, ``tests/test_decoding_kernels.py``,
 ``tests/test_decoding_compiled.py``).
 
 The compiled step is scored with its compilation spread over an hour of speech (``PAYBACK_WINDOWS`` windows,
-``tune(amortize=...)``): compilation is paid again by every process. On 2 CPU cores the first compiled run took
-26-27 s, about 20 s more than the eager one, for a step no faster on tiny.en at batch 16 (``compiled``), so there it
-is measured once and cached as off. A candidate whose words differ from the first run's by more than
+``tune(amortize=...)``): compilation is paid again by every process. On the CPU it did not pay back, so there it is
+measured once and cached as off (docs/performance.md). A candidate whose words differ from the first run's by more than
 ``MAX_WORD_CHANGE`` is dropped, however fast: the words must not depend on the winner.
 """
 
@@ -24,13 +23,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from difflib import SequenceMatcher
 
-from whisper_subtitler.decoding.batched import ChunkTranscriber, DecodingSettings
-from whisper_subtitler.transcribe import TranscribeOptions
+from whisper_subtitler.decoding.transcriber import ChunkTranscriber, DecodingSettings
+from whisper_subtitler.platform.machine import BackendName
+from whisper_subtitler.transcription import TranscribeOptions
 from whisper_subtitler.types import Audio
 
 log = logging.getLogger(__name__)
 
-CPU_CANDIDATES = (4, 8, 16)  # PERFORMANCE.md: above 8 adds little on the CPU; measured anyway
+CPU_CANDIDATES = (4, 8, 16)  # above 8 adds little on the CPU (docs/performance.md); measured anyway
 MIN_SAMPLE_CHUNKS = 4  # fewer chunks than this: nothing worth measuring, keep the advice
 MAX_WORD_CHANGE = 0.02  # a candidate whose words differ more from the first run's is dropped (fp16 rounding: less)
 PAYBACK_WINDOWS = 120  # 30-s windows in an hour of speech: a one-time cost (compilation) must pay back within it
@@ -39,7 +39,7 @@ PAYBACK_WINDOWS = 120  # 30-s windows in an hour of speech: a one-time cost (com
 def batch_candidates(backend: str, advice: int, cap: int = 32) -> tuple[int, ...]:
     """Batch sizes to measure: ``CPU_CANDIDATES`` on the CPU; on a GPU half, the same and twice the advice
     (at most ``cap``), since the advice comes from a memory model, not from a measurement."""
-    if backend == "cpu":
+    if backend == BackendName.CPU:
         return tuple(sorted(set(CPU_CANDIDATES) | {advice}))
     return tuple(sorted({max(1, advice // 2), advice, min(cap, advice * 2)}))
 
@@ -94,7 +94,7 @@ def choose_settings(
     from whisper_subtitler.decoding.features import array_source, quietest_point
     from whisper_subtitler.decoding.kernels import ATTENTION_KERNELS
     from whisper_subtitler.platform import tune, tuning_key
-    from whisper_subtitler.platform.batch import GPU_BATCH_CAP
+    from whisper_subtitler.platform.batch_advice import GPU_BATCH_CAP
 
     candidates = (advice,) if requested is not None else batch_candidates(selection.backend, advice, GPU_BATCH_CAP)
     source = array_source(audio.samples, audio.sample_rate)
@@ -106,7 +106,7 @@ def choose_settings(
     probe = ChunkTranscriber(model, options, batch_size=1)
     language = probe.ensure_language(chunks[0], source)
     fixed = replace(options, language=language)
-    gpu = selection.backend != "cpu"
+    gpu = selection.backend != BackendName.CPU
     name = model_name or str(selection.model)
     reference: dict[int, list[str]] = {}  # per number of chunks, the words of the first run over them
 
@@ -122,11 +122,11 @@ def choose_settings(
         if (changed := word_change(first, words)) > MAX_WORD_CHANGE:  # a faulty kernel, not just a faster one
             raise RuntimeError(f"{changed:.0%} of the words differ from those of the first run")
 
-    timing = dict(warmup=1 if gpu else 0, repeats=2 if gpu else 1)
+    warmup, repeats = (1, 2) if gpu else (0, 1)
     batch_size = advice
     if len(candidates) > 1:
         result = tune(candidates, lambda b: run(sample, b), tuning_key(selection, model=name, setting="batch_size"),
-                      baseline=advice, **timing)
+                      baseline=advice, warmup=warmup, repeats=repeats)
         log.info("level 2: batch size %d (%s)", result.winner, "cached" if result.cached else result.seconds)
         batch_size = int(result.winner)
     measured = sample[:batch_size]
@@ -134,7 +134,7 @@ def choose_settings(
     default = model.device.type == "cpu"  # ChunkTranscriber's default
     result = tune([default, not default], lambda on: run(measured, batch_size, on),
                   tuning_key(selection, model=name, setting=f"decoder_kernels@{batch_size}"), baseline=default,
-                  **timing)
+                  warmup=warmup, repeats=repeats)
     log.info("level 2: decoder kernels %s (%s)", "on" if result.winner else "off",
              "cached" if result.cached else result.seconds)
     kernels = bool(result.winner)
@@ -143,7 +143,7 @@ def choose_settings(
     setting = f"attention@{batch_size},kernels={kernels}"
     result = tune(["auto", *ATTENTION_KERNELS.get(selection.backend, ())],
                   lambda kernel: run(measured, batch_size, kernels, attention=_pinned(kernel)),
-                  tuning_key(selection, model=name, setting=setting), baseline="auto", **timing)
+                  tuning_key(selection, model=name, setting=setting), baseline="auto", warmup=warmup, repeats=repeats)
     log.info("level 2: attention kernel %s (%s)", result.winner, "cached" if result.cached else result.seconds)
     attention = _pinned(result.winner)
 
@@ -151,7 +151,7 @@ def choose_settings(
     setting = f"compiled_decoder@{batch_size},kernels={kernels},attention={result.winner}"
     result = tune([False, True], lambda on: run(measured, batch_size, kernels, on, attention),
                   tuning_key(selection, model=name, setting=setting), baseline=False,
-                  warmup=1, repeats=timing["repeats"], amortize=max(1, PAYBACK_WINDOWS // len(measured)))
+                  warmup=1, repeats=repeats, amortize=max(1, PAYBACK_WINDOWS // len(measured)))
     log.info("level 2: compiled decoder step %s (%s)", "on" if result.winner else "off",
              "cached" if result.cached else result.seconds)
     return DecodingSettings(batch_size, kernels, bool(result.winner), attention)

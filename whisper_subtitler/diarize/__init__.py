@@ -24,14 +24,14 @@ __all__ = ["DiarizationOptions", "Diarizer", "load_diarizer", "preflight"]
 
 
 def load_diarizer(options: DiarizationOptions, device: str = "cpu") -> Diarizer:
-    """Load the speaker diarization pipeline ``options`` asks for; see :func:`whisper_subtitler.diarize.load.load_diarizer`."""
+    """Load the speaker diarization pipeline ``options`` asks for (see ``diarize.load.load_diarizer``)."""
     from whisper_subtitler.diarize.load import load_diarizer as _load
 
     return _load(options, device)
 
 
 def preflight(options: DiarizationOptions) -> str:
-    """Check that the pipeline can be loaded, without loading it; see :func:`whisper_subtitler.diarize.load.preflight`."""
+    """Check that the pipeline can be loaded, without loading it (see ``diarize.load.preflight``)."""
     from whisper_subtitler.diarize.load import preflight as _preflight
 
     return _preflight(options)

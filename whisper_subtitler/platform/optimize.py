@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from whisper_subtitler.platform import allocator
 from whisper_subtitler.platform import architectures as arch
-from whisper_subtitler.platform.machine import GIB
+from whisper_subtitler.platform.machine import GIB, BackendName
 from whisper_subtitler.platform.select import Selection
 
 log = logging.getLogger(__name__)
@@ -93,16 +93,16 @@ def cpu_threads(selection: Selection) -> int:
 
 
 def _on_gpu(s: Selection, env: Mapping[str, str]) -> str | None:
-    return None if s.backend in ("cuda", "rocm") else f"{s.backend} has no cuDNN/MIOpen"
+    return None if s.backend in (BackendName.CUDA, BackendName.ROCM) else f"{s.backend} has no cuDNN/MIOpen"
 
 
 def _on_mps(s: Selection, env: Mapping[str, str]) -> str | None:
-    return None if s.backend == "mps" else "only for MPS"
+    return None if s.backend == BackendName.MPS else "only for MPS"
 
 
 def _tf32(s: Selection, env: Mapping[str, str]) -> str | None:
-    if s.backend != "cuda":
-        return "TF32 switches are CUDA only" if s.backend != "rocm" else "not enabled on ROCm (unvalidated)"
+    if s.backend != BackendName.CUDA:
+        return "TF32 switches are CUDA only" if s.backend != BackendName.ROCM else "not enabled on ROCm (unvalidated)"
     if arch.TF32 not in s.device_info.features:
         return f"compute capability {s.device_info.compute_capability} < 8.0 has no TF32"
     return None
@@ -113,15 +113,15 @@ def _always(s: Selection, env: Mapping[str, str]) -> str | None:
 
 
 def _allocator(s: Selection, env: Mapping[str, str]) -> str | None:
-    if s.backend != "cuda":
-        return "CUDA only (expandable segments are not validated on ROCm here)" if s.backend == "rocm" else "CUDA only"
+    if s.backend != BackendName.CUDA:
+        return "CUDA only (expandable segments are not validated on ROCm here)" if s.backend == BackendName.ROCM else "CUDA only"
     if env.get(ALLOC_CONF_VARIABLE):
         return f"{ALLOC_CONF_VARIABLE} is set by the user ({env[ALLOC_CONF_VARIABLE]})"
     return None
 
 
 def _threads(s: Selection, env: Mapping[str, str]) -> str | None:
-    if s.backend != "cpu":
+    if s.backend != BackendName.CPU:
         return "the model runs on the GPU"
     if env.get("OMP_NUM_THREADS"):
         return f"OMP_NUM_THREADS={env['OMP_NUM_THREADS']} is set by the user"
@@ -156,7 +156,7 @@ def _do_tf32(s: Selection, env: Mapping[str, str]) -> str:
 
     if hasattr(torch.backends.cuda.matmul, "fp32_precision"):  # torch >= 2.9 API; do not mix with allow_tf32
         torch.backends.cuda.matmul.fp32_precision = "tf32"
-        torch.backends.cudnn.conv.fp32_precision = "tf32"
+        torch.backends.cudnn.conv.fp32_precision = "tf32"  # type: ignore[attr-defined]  # torch >= 2.9, no stub
     else:
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True

@@ -9,6 +9,7 @@ exception.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import platform
@@ -16,7 +17,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from whisper_subtitler.platform.machine import Probe, GpuProbe
+from whisper_subtitler.platform.machine import GpuProbe, Probe
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,8 @@ def _cpu_count() -> int:
 
 def _host() -> dict:
     system, mach = platform.system(), platform.machine()
-    name, flags, physical = platform.processor() or mach, frozenset(), None
+    name, physical = platform.processor() or mach, None
+    flags: frozenset[str] = frozenset()
     ram_total = ram_available = None
     cpuinfo = _read("/proc/cpuinfo")
     if cpuinfo:
@@ -66,13 +68,11 @@ def _host() -> dict:
         name = _sysctl("machdep.cpu.brand_string") or name
         total = _sysctl("hw.memsize")
         ram_total = int(total) if total and total.isdigit() else None
-        cores = _sysctl("hw.physicalcpu")
-        physical = int(cores) if cores and cores.isdigit() else None
+        physical_cpus = _sysctl("hw.physicalcpu")
+        physical = int(physical_cpus) if physical_cpus and physical_cpus.isdigit() else None
     elif ram_total is None:
-        try:
+        with contextlib.suppress(ValueError, OSError, AttributeError):
             ram_total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (ValueError, OSError, AttributeError):
-            pass
     return dict(
         os_name=system, machine=mach, cpu_name=name, cpu_flags=flags, cpu_count=_cpu_count(),
         cpu_physical_cores=physical, ram_total=ram_total, ram_available=ram_available,

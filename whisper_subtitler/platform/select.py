@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 
 from whisper_subtitler.errors import BackendUnavailableError
 from whisper_subtitler.platform import architectures as arch
-from whisper_subtitler.platform.batch import CPU_BATCH, BatchAdvice, recommend_batch_size
+from whisper_subtitler.platform.batch_advice import CPU_BATCH, BatchAdvice, recommend_batch_size
 from whisper_subtitler.platform.environment import Request
-from whisper_subtitler.platform.machine import BACKENDS, Device, Machine
+from whisper_subtitler.platform.machine import BACKENDS, BackendName, Device, Machine
 
 INSTALL_HINTS = {
-    "cuda": "install a CUDA build of torch (README, 'Install for your hardware') and check nvidia-smi",
-    "rocm": "install a ROCm build of torch (README, 'Install for your hardware') and check rocm-smi",
-    "mps": "MPS needs an Apple silicon Mac with macOS 12.3+ and the macOS arm64 torch wheel",
-    "cpu": "",
+    BackendName.CUDA: "install a CUDA build of torch (README, 'Install for your hardware') and check nvidia-smi",
+    BackendName.ROCM: "install a ROCm build of torch (README, 'Install for your hardware') and check rocm-smi",
+    BackendName.MPS: "MPS needs an Apple silicon Mac with macOS 12.3+ and the macOS arm64 torch wheel",
+    BackendName.CPU: "",
 }
 
 
@@ -29,7 +29,7 @@ class DtypeRule:
     """One row of the compute-dtype table: on ``backend`` from optimization level ``min_level``, when the device
     has ``feature`` (or always when ``None``), compute in ``dtype``; ``why`` is logged."""
 
-    backend: str
+    backend: BackendName
     min_level: int
     feature: str | None
     dtype: str
@@ -40,22 +40,22 @@ class DtypeRule:
 # fp16 or fp32 audio features (DecodingTask._get_audio_features raises TypeError otherwise), and bf16 has
 # 3 fewer mantissa bits than fp16 for no speed gain on tensor cores that run both.
 DTYPE_RULES: tuple[DtypeRule, ...] = (
-    DtypeRule("cuda", 0, arch.FP16, "float16", "fp16 tensor cores; Whisper's own default on CUDA"),
-    DtypeRule("cuda", 0, None, "float32", "this GPU has no native fp16"),
-    DtypeRule("rocm", 0, arch.FP16, "float16", "fp16 matrix cores; Whisper's own default on GPUs"),
-    DtypeRule("rocm", 0, None, "float32", "this GPU has no native fp16"),
-    DtypeRule("mps", 1, arch.FP16, "float16", "Apple GPUs run half precision natively (level 1)"),
-    DtypeRule("mps", 0, None, "float32", "level 0 keeps full precision on MPS"),
-    DtypeRule("cpu", 0, None, "float32", "fp16 is slow and not supported by whisper on the CPU"),
+    DtypeRule(BackendName.CUDA, 0, arch.FP16, "float16", "fp16 tensor cores; Whisper's own default on CUDA"),
+    DtypeRule(BackendName.CUDA, 0, None, "float32", "this GPU has no native fp16"),
+    DtypeRule(BackendName.ROCM, 0, arch.FP16, "float16", "fp16 matrix cores; Whisper's own default on GPUs"),
+    DtypeRule(BackendName.ROCM, 0, None, "float32", "this GPU has no native fp16"),
+    DtypeRule(BackendName.MPS, 1, arch.FP16, "float16", "Apple GPUs run half precision natively (level 1)"),
+    DtypeRule(BackendName.MPS, 0, None, "float32", "level 0 keeps full precision on MPS"),
+    DtypeRule(BackendName.CPU, 0, None, "float32", "fp16 is slow and not supported by whisper on the CPU"),
 )
 
 
 def choose_dtype(device: Device, level: int) -> tuple[str, str]:
     """``(dtype, why)`` from ``DTYPE_RULES`` for ``device`` at optimization ``level``."""
     for rule in DTYPE_RULES:
-        if rule.backend == device.backend and level >= rule.min_level:
-            if rule.feature is None or rule.feature in device.features:
-                return rule.dtype, rule.why
+        matches = rule.backend == device.backend and level >= rule.min_level
+        if matches and (rule.feature is None or rule.feature in device.features):
+            return rule.dtype, rule.why
     return "float32", "no rule matched"
 
 
@@ -71,7 +71,7 @@ class Selection:
     could not be honoured and the CPU is used instead.
     """
 
-    backend: str
+    backend: BackendName
     device: str
     dtype: str
     optimization_level: int
@@ -79,7 +79,7 @@ class Selection:
     warnings: tuple[str, ...]
     batch_size: int
     model: str | None
-    requested: str
+    requested: BackendName
     source: str
     fell_back: bool
     device_info: Device
@@ -105,11 +105,11 @@ def select(request: Request, machine: Machine, model: str | None = None) -> Sele
     """
     warnings = list(request.warnings)
     fell_back = False
-    if request.backend == "auto":
+    if request.backend == BackendName.AUTO:
         chosen = next(b for b in (machine.backend(n) for n in BACKENDS) if b.available)
         skipped = [f"{b.name}: {b.detail}" for b in machine.backends if b.name != chosen.name and not b.available]
         reason = f"auto picked {chosen.name} ({chosen.detail}), first working in order {', '.join(BACKENDS)}"
-        if skipped and chosen.name == "cpu":
+        if skipped and chosen.name == BackendName.CPU:
             reason += "; " + "; ".join(skipped)
     else:
         wanted = machine.backend(request.backend)
@@ -121,7 +121,7 @@ def select(request: Request, machine: Machine, model: str | None = None) -> Sele
                 INSTALL_HINTS[wanted.name] + "; or drop --no-fallback to run on the CPU",
             )
         else:
-            chosen, fell_back = machine.backend("cpu"), True
+            chosen, fell_back = machine.backend(BackendName.CPU), True
             reason = f"{request.source} asks for {wanted.name}, which is not available ({wanted.detail}): using the CPU"
             warnings.append(f"{wanted.name} is not available ({wanted.detail}); falling back to the CPU")
     device = chosen.device

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CACHE_VERSION = 1
-MIN_GAIN = 0.05  # a candidate must beat the baseline by 5 %: repeat runs differ by 5-8 % (PERFORMANCE.md)
+MIN_GAIN = 0.05  # a candidate must beat the baseline by 5 %: repeat runs differ by 5-8 % (docs/performance.md)
 
 
 def cache_path(environ: Mapping[str, str] | None = None) -> Path:
@@ -162,7 +162,7 @@ def tune(
             failed.append(repr(candidate))
             continue
         score = min(times)
-        if amortize is not None:
+        if amortize is not None and first is not None:  # first is set: amortize needs warmup >= 1
             log.info("tuning: candidate %r: first run %.4f s, then %.4f s; its excess counted over %d runs",
                      candidate, first, score, amortize)
             score += max(0.0, first - score) / amortize

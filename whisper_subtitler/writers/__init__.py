@@ -14,12 +14,12 @@ from collections.abc import Sequence
 
 from whisper_subtitler.errors import UsageError
 from whisper_subtitler.types import Cue, Transcript
-from whisper_subtitler.writers.base import Writer, WriterOptions, format_timestamp, to_milliseconds
 from whisper_subtitler.writers.ass import AssWriter
+from whisper_subtitler.writers.base import Writer, WriterOptions, format_timestamp, to_milliseconds
 from whisper_subtitler.writers.json import JsonWriter, read_transcript, transcript_from_dict, transcript_to_dict
+from whisper_subtitler.writers.rttm import RttmWriter
 from whisper_subtitler.writers.srt import SrtWriter
 from whisper_subtitler.writers.tsv import TsvWriter
-from whisper_subtitler.writers.rttm import RttmWriter
 from whisper_subtitler.writers.txt import TxtWriter
 from whisper_subtitler.writers.vtt import VttWriter
 

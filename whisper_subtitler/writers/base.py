@@ -82,10 +82,7 @@ def format_timestamp(seconds: float, always_include_hours: bool = True, decimal_
 
 def cue_text(cue: Cue, spaceless: bool = False) -> str:
     """A cue's text on one line: its words as Whisper spaced them, else its lines joined."""
-    if cue.words:
-        text = "".join(w.text for w in cue.words)
-    else:
-        text = ("" if spaceless else " ").join(cue.lines)
+    text = "".join(w.text for w in cue.words) if cue.words else ("" if spaceless else " ").join(cue.lines)
     return " ".join(text.split()) if not spaceless else "".join(text.split())
 
 

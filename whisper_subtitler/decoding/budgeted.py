@@ -9,8 +9,7 @@ whole batch. Each step also keeps the probability of the sampled token among the
 ``alignment`` needs for the word probabilities, so that its pass need not compute the logits again. Everything
 else (tokenizer, prompt, logit filters, token suppression, no-speech probability, the final text and statistics)
 is ``DecodingTask``'s own code. Decoding is text-only (``without_timestamps=True``): word timestamps come from the
-cross-attention alignment afterwards, and text-only decoding was 12-17 % faster with no loss of accuracy
-on the benchmark clip.
+cross-attention alignment afterwards: text-only decoding is faster, with no loss of accuracy (docs/performance.md).
 
 Sampling (the temperature fallback, temperature > 0) is seeded: each audio row draws from its own
 ``torch.Generator``, seeded by ``sampling_seed`` from the run's ``--seed``, the chunk's first sample and the
@@ -153,8 +152,10 @@ class BudgetedDecodingTask(DecodingTask):
         finally:
             self.inference.cleanup_caching()
 
-        width = max(len(t) for t in done_tokens)
-        padded = [t + [eot] * (width - len(t)) for t in done_tokens]
+        finished = [t for t in done_tokens if t is not None]
+        assert len(finished) == n_batch, "every row ends with an end token, its budget or sample_len"
+        width = max(len(t) for t in finished)
+        padded = [t + [eot] * (width - len(t)) for t in finished]
         return (
             torch.tensor(padded, device=device),
             torch.tensor(done_logprobs, device=device),

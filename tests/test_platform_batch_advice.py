@@ -8,8 +8,14 @@ from unittest import mock
 import pytest
 
 from tests.test_platform_machines import MACHINES
-from whisper_subtitler.platform.batch import (
-    ADVICE_MODELS, GPU_BATCH_CAP, WHISPER_DIMS, buffer_elements, estimate_memory, model_dims, parameter_count,
+from whisper_subtitler.platform.batch_advice import (
+    ADVICE_MODELS,
+    GPU_BATCH_CAP,
+    WHISPER_DIMS,
+    buffer_elements,
+    estimate_memory,
+    model_dims,
+    parameter_count,
     recommend_batch_size,
 )
 from whisper_subtitler.platform.machine import GIB, Device, describe

@@ -1,13 +1,13 @@
 """Stage 2, batched: VAD-first chunking and batched decoding with openai-whisper's models, with word timestamps.
 
     speech regions (VAD) -> joined across short pauses, one chunk each, <= 30 s (chunking) -> log-mel windows
-    -> encoder, one pass per batch -> greedy decoding with token budgets, finished rows dropped (batch)
+    -> encoder, one pass per batch -> greedy decoding with token budgets, finished rows dropped (budgeted)
     -> chunks that fail the compression-ratio or log-probability checks decoded again at the next temperature,
-       only those, sampling seeded per chunk (quality, batch.sampling_seed) -> word timestamps from the same audio
+       only those, sampling seeded per chunk (quality, budgeted.sampling_seed) -> word timestamps from the same audio
        features (alignment) -> global times
 
 Batches run through ``backoff.BatchRunner``: an out-of-memory error halves the batch, down to 1, then moves the
-model to the CPU, and no chunk is lost. The sequential path (``whisper_subtitler.transcribe.transcribe_sequential``,
+model to the CPU, and no chunk is lost. The sequential path (``whisper_subtitler.transcribe.SequentialTranscriber``,
 ``--no-batch``) stays for comparison and for audio on which this one fails.
 
 Memory: chunks are read as views of the audio array and one batch of windows, features and key/value caches is
@@ -20,17 +20,23 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from whisper_subtitler.decoding.backoff import BatchRunner, is_out_of_memory
 from whisper_subtitler.decoding.chunking import Chunk, decoding_order, plan_chunks, token_budget
-from whisper_subtitler.decoding.features import SampleSource, array_source, chunk_samples, log_mel_windows, quietest_point
+from whisper_subtitler.decoding.features import (
+    SampleSource,
+    array_source,
+    chunk_samples,
+    encode_windows,
+    quietest_point,
+)
 from whisper_subtitler.decoding.quality import Decoded, Thresholds, best_attempt, is_silence, needs_fallback
-from whisper_subtitler.platform.batch import CPU_BATCH  # the batch size after an out-of-memory move to the CPU
-from whisper_subtitler.transcribe import TranscribeOptions
+from whisper_subtitler.platform.batch_advice import CPU_BATCH  # the batch size after an out-of-memory move to the CPU
+from whisper_subtitler.transcription import Region, TranscribeOptions, detect_language, new_transcript
 from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment, Transcript, Word
 
 if TYPE_CHECKING:
@@ -63,7 +69,7 @@ class ChunkTranscriber:
     some shape), both are turned off with a warning and the batch is decoded again. ``cpu_fallback``: after an
     out-of-memory error at batch 1, move the model to the CPU (``backoff.BatchRunner``); without it, re-raise.
     ``offset``: where the audio the chunks come from starts in the file (seconds), so that each chunk's sampling
-    seed (``batch.sampling_seed`` of ``options.seed`` and the chunk's first sample in the file) does not depend on
+    seed (``budgeted.sampling_seed`` of ``options.seed`` and the chunk's first sample in the file) does not depend on
     how the file was cut into pieces. ``sampled`` counts the chunk decodings at a temperature above 0.
     """
 
@@ -96,8 +102,7 @@ class ChunkTranscriber:
 
     def _set_kernels(self) -> None:
         """The decoder kernels (``kernels``): as asked, else on for the CPU, where they were measured faster
-        (level 2 on the benchmark clip: 6.3-6.5 s against 7.6-8.4 s, docs/platform-measurements.md), and off
-        elsewhere."""
+        (docs/performance.md, "Decoder kernels"), and off elsewhere."""
         from whisper_subtitler.decoding.kernels import set_decoder_kernels
 
         on = self.decoder_kernels if self.decoder_kernels is not None else self.model.device.type == "cpu"
@@ -107,6 +112,11 @@ class ChunkTranscriber:
     def batch_size(self) -> int:
         """The batch size in use (smaller than asked after an out-of-memory error)."""
         return self.runner.batch_size
+
+    @property
+    def moved_to_cpu(self) -> bool:
+        """Whether an out-of-memory error at batch 1 moved the model to the CPU (``cpu_fallback``)."""
+        return self.runner.on_cpu
 
     def _to_cpu(self) -> int:
         self.model.float().to("cpu")  # nn.Module.to works in place: every holder of the model sees the move
@@ -124,28 +134,19 @@ class ChunkTranscriber:
             torch.cuda.empty_cache()
 
     def _encode(self, samples: Sequence[np.ndarray]):
-        mel = log_mel_windows(samples, self.model.dims.n_mels, device=self.model.device)
-        return self.model.encoder(mel.half() if self.fp16 else mel)
+        return encode_windows(self.model, samples, self.fp16)
 
     def ensure_language(self, first: Chunk, source: SampleSource) -> str:
         """The language to decode in: the one given, ``en`` for English-only models, else detected once on the
-        ``first`` chunk (``whisper.decoding.detect_language`` on its audio features). ``transcribe`` does this by
+        ``first`` chunk (``transcription.detect_language`` on its audio features). ``transcribe`` does this by
         itself on the first batch's features, without an encoder pass of its own."""
         if self.language is None:
             import torch
 
-            if not self.model.is_multilingual:
-                self.language = "en"
-            else:
-                with torch.no_grad():
-                    self._detect_language(self._encode([chunk_samples(first, source)]))
+            with torch.no_grad():
+                features = self._encode([chunk_samples(first, source)]) if self.model.is_multilingual else None
+                self.language = detect_language(self.model, features)
         return self.language
-
-    def _detect_language(self, features) -> None:
-        """Set the language from encoder output ``features`` ``(1, n_audio_ctx, n_audio_state)``."""
-        _, probs = self.model.detect_language(features)
-        self.language = max(probs[0], key=probs[0].get)
-        log.info("detected language %s (p=%.2f)", self.language, probs[0][self.language])
 
     def tokenizer(self):
         """openai-whisper's tokenizer for the model, language and task."""
@@ -187,7 +188,7 @@ class ChunkTranscriber:
     def _decode_group(self, group: list[Chunk], source: SampleSource) -> list[tuple[Segment, ...]]:
         import torch
 
-        from whisper_subtitler.decoding import batch
+        from whisper_subtitler.decoding import budgeted
         from whisper_subtitler.decoding.alignment import align_batch
         from whisper_subtitler.decoding.kernels import attention_kernel
 
@@ -195,18 +196,18 @@ class ChunkTranscriber:
             samples = [chunk_samples(c, source) for c in group]
             features = self._encode(samples)
             if self.language is None:
-                self._detect_language(features[:1])
+                self.language = detect_language(self.model, features[:1])
             budgets = [token_budget(c.speech) for c in group]
             attempts: list[list[Decoded]] = [[] for _ in group]
             pending = list(range(len(group)))
             first_samples = [round((self.offset + c.start) * SAMPLE_RATE) for c in group]
             for temperature in self.options.temperatures:
                 rows = features if len(pending) == len(group) else features[pending]
-                decoded = batch.decode_features(
+                decoded = budgeted.decode_features(
                     self.model, rows, [budgets[i] for i in pending], language=self.language,
                     task=self.options.task, temperature=temperature, fp16=self.fp16,
                     prompt=self.options.initial_prompt, compiled=self.compiled_decoder,
-                    seeds=[batch.sampling_seed(self.options.seed, first_samples[i], temperature) for i in pending],
+                    seeds=[budgeted.sampling_seed(self.options.seed, first_samples[i], temperature) for i in pending],
                 )
                 if temperature > 0:
                     self.sampled += len(pending)
@@ -223,13 +224,12 @@ class ChunkTranscriber:
             return [self._segments(c, d, t) if k else () for c, d, t, k in zip(group, best, timed, kept)]
 
     def _segments(self, chunk: Chunk, decoded: Decoded, timed: list[TimedWord]) -> tuple[Segment, ...]:
-        stats = dict(
-            avg_logprob=decoded.avg_logprob,
-            compression_ratio=decoded.compression_ratio,
-            no_speech_prob=decoded.no_speech_prob,
-        )
+        def segment(start: float, end: float, text: str, words: tuple[Word, ...] = ()) -> Segment:
+            return Segment(start=start, end=end, text=text, words=words, avg_logprob=decoded.avg_logprob,
+                           compression_ratio=decoded.compression_ratio, no_speech_prob=decoded.no_speech_prob)
+
         if not timed:  # text without alignable words: keep the text over the chunk
-            return (Segment(start=chunk.start, end=chunk.end, text=" " + decoded.text.strip(), **stats),)
+            return (segment(chunk.start, chunk.end, " " + decoded.text.strip()),)
         groups: dict[int, list[Word]] = {}
         for w in timed:
             # A word belongs to the speech region that holds its middle (or the nearest one), inside the window.
@@ -238,42 +238,80 @@ class ChunkTranscriber:
             word = Word(w.text, round(a, 3), round(b, 3), w.probability)
             groups.setdefault(chunk.region_at((a + b) / 2), []).append(word)
         return tuple(
-            Segment(start=ws[0].start, end=ws[-1].end, text="".join(w.text for w in ws), words=tuple(ws), **stats)
-            for _, ws in sorted(groups.items())
+            segment(ws[0].start, ws[-1].end, "".join(w.text for w in ws), tuple(ws)) for _, ws in sorted(groups.items())
         )
 
 
-def transcribe_batched(
-    model,
-    audio: Audio,
-    speech: Sequence[tuple[float, float]],
-    options: TranscribeOptions,
-    *,
-    settings: DecodingSettings = DecodingSettings(),
-    model_name: str = "",
-    thresholds: Thresholds = Thresholds(),
-) -> Transcript:
-    """Transcribe the VAD ``speech`` regions (seconds) of ``audio`` in batches of ``settings.batch_size`` chunks
-    (the other ``settings``: see ``ChunkTranscriber``).
+@dataclass(frozen=True)
+class BatchedDecoding:
+    """The default decoding: VAD chunks in batches. ``batch_size``: ``--batch-size``; ``None`` takes the platform's
+    advice, or at optimization level 2 the fastest size measured (``tuning.choose_settings``)."""
 
-    Returns a ``Transcript`` whose words carry word timestamps in seconds from the start of the audio; audio
-    without speech gives a transcript without segments (no model call). Raises ``ValueError`` for regions out of
-    order; out-of-memory errors are handled (``backoff.BatchRunner``), other torch errors propagate.
+    batch_size: int | None = None
+
+    def transcriber(self, model: Any, options: TranscribeOptions, selection: Any, model_name: str) -> BatchedTranscriber:
+        """A ``BatchedTranscriber`` for ``model`` (loaded, on ``selection``'s device)."""
+        return BatchedTranscriber(model, options, model_name=model_name, selection=selection,
+                                  batch_size=self.batch_size)
+
+
+class BatchedTranscriber:
+    """The batched ``Transcriber``: the VAD ``speech`` regions of audio in chunks of at most 30 s, decoded in batches.
+
+    ``model`` is an openai-whisper ``Whisper`` already on its device and in its dtype (``platform.prepare_model``);
+    this transcriber owns it from then on, device included. The decoding settings come from
+    ``tuning.choose_settings`` for ``selection`` (a ``platform.Selection``: ``batch_size`` when given, else the
+    advice, else at level 2 the settings measured) until an out-of-memory error at batch 1 moves the model to the
+    CPU (``ChunkTranscriber``): from then on the CPU's defaults (``DecodingSettings()``), since the GPU's batch size and
+    level-2 winners do not hold there. Without ``selection``: ``DecodingSettings(batch_size or CPU_BATCH)``.
     """
-    source = array_source(audio.samples, audio.sample_rate)
-    chunks = plan_chunks(speech, quietest=quietest_point(source))
-    empty = Transcript(segments=(), language=options.language or "", duration=audio.duration, model=model_name,
-                       source=str(audio.source), task=options.task)
-    if not chunks:
-        return empty
-    started = time.perf_counter()
-    transcriber = ChunkTranscriber(model, options, batch_size=settings.batch_size, thresholds=thresholds,
-                                   decoder_kernels=settings.decoder_kernels,
-                                   compiled_decoder=settings.compiled_decoder, attention=settings.attention,
-                                   offset=audio.offset)
-    segments = transcriber.transcribe(chunks, source)
-    language = transcriber.language
-    log.debug("%s: %d chunks, %d segments in %.1f s (batch %d, %d chunk decodings sampled)", audio.source,
-              len(chunks), len(segments), time.perf_counter() - started, transcriber.batch_size, transcriber.sampled)
-    return Transcript(segments=tuple(segments), language=language, duration=audio.duration, model=model_name,
-                      source=str(audio.source), task=options.task)
+
+    def __init__(
+        self,
+        model: Any,
+        options: TranscribeOptions,
+        *,
+        model_name: str = "",
+        selection: Any = None,
+        batch_size: int | None = None,
+        thresholds: Thresholds = Thresholds(),
+    ) -> None:
+        self.model = model
+        self.options = options
+        self.model_name = model_name
+        self.selection = selection
+        self.batch_size = batch_size
+        self.thresholds = thresholds
+        self.on_cpu = False  # moved to the CPU after running out of memory
+
+    def settings(self, audio: Audio, speech: Sequence[Region], options: TranscribeOptions) -> DecodingSettings:
+        """How to decode ``speech`` of ``audio`` on the model's device now (see the class docstring)."""
+        from whisper_subtitler.decoding.tuning import choose_settings
+
+        if self.on_cpu:
+            return DecodingSettings()
+        if self.selection is None:
+            return DecodingSettings(self.batch_size or CPU_BATCH)
+        return choose_settings(self.model, audio, speech, options, self.selection, model_name=self.model_name,
+                               requested=self.batch_size)
+
+    def transcribe(self, audio: Audio, speech: Sequence[Region], language: str | None = None) -> Transcript:
+        """See ``transcription.Transcriber``: word timestamps in seconds from the start of ``audio``; audio without
+        speech gives a transcript without segments (no model call). Raises ``ValueError`` for regions out of
+        order; out-of-memory errors are handled (``backoff.BatchRunner``), other torch errors propagate."""
+        options = replace(self.options, language=language or self.options.language)
+        source = array_source(audio.samples, audio.sample_rate)
+        chunks = plan_chunks(speech, quietest=quietest_point(source))
+        if not chunks:
+            return new_transcript(audio.source, audio.duration, options, self.model_name)
+        settings = self.settings(audio, speech, options)
+        started = time.perf_counter()
+        transcriber = ChunkTranscriber(self.model, options, batch_size=settings.batch_size, thresholds=self.thresholds,
+                                       decoder_kernels=settings.decoder_kernels,
+                                       compiled_decoder=settings.compiled_decoder, attention=settings.attention,
+                                       offset=audio.offset)
+        segments = transcriber.transcribe(chunks, source)
+        self.on_cpu = self.on_cpu or transcriber.moved_to_cpu
+        log.debug("%s: %d chunks, %d segments in %.1f s (batch %d, %d chunk decodings sampled)", audio.source,
+                  len(chunks), len(segments), time.perf_counter() - started, transcriber.batch_size, transcriber.sampled)
+        return new_transcript(audio.source, audio.duration, options, self.model_name, segments, transcriber.language)

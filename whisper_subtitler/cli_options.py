@@ -1,0 +1,352 @@
+"""The command line's options, declared once (Typer ``Annotated`` types), and the option objects built from them.
+
+A command lists its options as ``name: Type = default``; a new option is one alias here and one parameter there.
+Values are checked here (``UsageError``, exit 2) before any model is loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from whisper_subtitler.cues.labels import SpeakerStyle
+from whisper_subtitler.errors import UsageError
+from whisper_subtitler.platform.machine import BackendName
+from whisper_subtitler.types import StrEnum
+
+if TYPE_CHECKING:
+    from whisper_subtitler.cues import CueOptions
+    from whisper_subtitler.diarize import DiarizationOptions
+    from whisper_subtitler.pipeline import RunOptions
+    from whisper_subtitler.platform import Selection
+    from whisper_subtitler.transcription import Decoding
+    from whisper_subtitler.writers import WriterOptions
+
+# Typer reads these annotations at run time: Optional[...] keeps them readable by every supported Typer version.
+# ruff: noqa: UP045
+
+
+class Task(StrEnum):
+    """``--task``: what Whisper does with the speech."""
+
+    TRANSCRIBE = "transcribe"
+    TRANSLATE = "translate"
+
+
+# Inputs and outputs
+Inputs = Annotated[
+    list[str],
+    typer.Argument(help="Video or audio files (anything ffmpeg reads), folders with --recursive, quoted globs, "
+                   "or - to read paths from stdin, one per line.", show_default=False),
+]
+Recursive = Annotated[bool, typer.Option("--recursive", "-r", help="Process the media files inside folders.")]
+Extensions = Annotated[Optional[str], typer.Option(
+    "--extensions", help="With --recursive: comma-separated extensions to pick (default: common video and audio "
+    "extensions).", show_default=False)]
+AudioTrack = Annotated[int, typer.Option("--audio-track", min=0, help="Audio stream to use (0 = first).")]
+AudioLanguage = Annotated[Optional[str], typer.Option(
+    "--audio-language", help="Use the audio stream tagged with this language (ISO 639-1 or 639-2: en, eng, de, ger); "
+    "a file without one fails with the tags it has (exit code 2). --audio-track picks by number.", show_default=False)]
+Embed = Annotated[bool, typer.Option(
+    "--embed", rich_help_panel="Video", help="Also write a copy of each video with the subtitles as soft tracks, "
+    "nothing re-encoded: <name>.subtitled.<ext> (MKV: SRT, plus ASS when asked; MP4/MOV: mov_text; WebM: WebVTT; "
+    "other containers become .mkv), tagged with the language (README, \"Subtitles in the video\").")]
+BurnIn = Annotated[bool, typer.Option(
+    "--burn-in", rich_help_panel="Video", help="Also write a copy of each video with the subtitles rendered into the "
+    "picture (ffmpeg with libass, our ASS styles and speaker colours): <name>.burned.<mp4|mov|mkv>, H.264 (libx264) "
+    "at CRF 20, preset medium, audio copied.")]
+OutputFormat = Annotated[str, typer.Option("--format", "-f", help="Comma-separated output formats, or all.")]
+OutputDir = Annotated[
+    Optional[Path],
+    typer.Option("--output-dir", "-o", help="Folder for the outputs. Default: beside each input.", file_okay=False),
+]
+Overwrite = Annotated[bool, typer.Option(help="Replace existing output files (they are kept by default).")]
+NameTemplate = Annotated[
+    str, typer.Option("--name-template", help="Output file name without extension: {stem}, {name}, {ext} of the input.")
+]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="List what would be done (stdout) and exit.")]
+JsonSummary = Annotated[
+    bool, typer.Option("--json", help="Print one JSON summary of the batch on stdout (README, \"Scripting\").")
+]
+Transcripts = Annotated[list[Path], typer.Argument(
+    help="Transcript JSON files (from --format json, openai-whisper or whisperX).", exists=True, dir_okay=False,
+    show_default=False)]
+Verbose = Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv for debug).")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")]
+
+# Whisper
+Model = Annotated[Optional[str], typer.Option(
+    "--model", "-m", help="Whisper model name (tiny, base, small, medium, large-v3, turbo, *.en) or a path to an "
+    "openai-whisper .pt or a CTranslate2 (faster-whisper) folder. Default: base, embedded, works offline.")]
+Language = Annotated[
+    Optional[str], typer.Option("--language", "-l", help="Spoken language (code or name); detected when absent.")
+]
+TaskOption = Annotated[Task, typer.Option(help="transcribe, or translate into English.")]
+BatchSize = Annotated[Optional[int], typer.Option(
+    "--batch-size", min=1, help="Speech chunks (<= 30 s) decoded together. Default: the one `doctor` recommends for "
+    "the device and model (measured at --optimization-level 2).", show_default=False)]
+NoBatch = Annotated[bool, typer.Option(
+    "--no-batch", help="Decode with openai-whisper's sequential transcribe() instead of VAD chunks in batches "
+    "(slower; for comparison and odd audio).")]
+Seed = Annotated[int, typer.Option(
+    "--seed", help="Seed of the temperature fallback's sampling: the same input and options give the same files "
+    "byte for byte; another seed may give other words where the fallback samples.")]
+
+# Subtitle options shared by transcribe and format (rules: whisper_subtitler.cues, Netflix Timed Text Style Guide)
+MaxLineWidth = Annotated[int, typer.Option("--max-line-width", min=8, rich_help_panel="Subtitles",
+                                           help="Characters per cue line, spaces counted (a wide CJK character counts 2).")]
+MaxLines = Annotated[int, typer.Option("--max-lines", min=1, rich_help_panel="Subtitles", help="Lines per cue.")]
+MaxCps = Annotated[float, typer.Option("--max-cps", min=1.0, rich_help_panel="Subtitles",
+                                       help="Reading speed limit in characters per second (17 adults, 13 children).")]
+Fps = Annotated[float, typer.Option("--fps", min=1.0, rich_help_panel="Subtitles",
+                                    help="Frame rate of the video: cues are at least 2 frames apart.")]
+WordLevel = Annotated[bool, typer.Option("--word-level", rich_help_panel="Subtitles",
+                                         help="Karaoke-style word highlighting in VTT (timestamp tags) and ASS (\\k).")]
+Bom = Annotated[bool, typer.Option("--bom", rich_help_panel="Subtitles",
+                                   help="Start text outputs with a UTF-8 BOM (some players and TVs need it).")]
+Crlf = Annotated[bool, typer.Option("--crlf", rich_help_panel="Subtitles", help="End lines with CR LF instead of LF.")]
+SpeakerStyleOption = Annotated[
+    SpeakerStyle,
+    typer.Option("--speaker-style", rich_help_panel="Speakers", case_sensitive=False,
+                 help="How subtitles show speakers: change = the label on the first cue after a speaker change, "
+                 "and two short lines of two speakers as one dialogue cue with dashes ('- '); dash = dialogue "
+                 "dashes only, never names; label = [SPEAKER_00]: on every cue (whisperX); none = nothing. "
+                 "With one speaker nothing is shown. WebVTT voices and ASS styles are kept in every style."),
+]
+
+# Speakers
+Diarize = Annotated[Optional[bool], typer.Option(
+    "--diarize/--no-diarize", rich_help_panel="Speakers", show_default=False,
+    help="Label who speaks (pyannote.audio speaker diarization, offline). On by default when pyannote.audio is "
+         "installed; on the CPU it adds about 70 % to a run with the base model (README, \"Speakers\"). One "
+         "speaker: no labels. --no-diarize turns it off.")]
+NumSpeakers = Annotated[Optional[int], typer.Option("--num-speakers", min=1, rich_help_panel="Speakers",
+                        help="Exact number of speakers, when known.", show_default=False)]
+MinSpeakers = Annotated[Optional[int], typer.Option("--min-speakers", min=1, rich_help_panel="Speakers",
+                        help="At least this many speakers.", show_default=False)]
+MaxSpeakers = Annotated[Optional[int], typer.Option("--max-speakers", min=1, rich_help_panel="Speakers",
+                        help="At most this many speakers.", show_default=False)]
+DiarizationModel = Annotated[Optional[str], typer.Option(
+    "--diarization-model", rich_help_panel="Speakers", show_default=False,
+    help="Hugging Face pipeline id (e.g. pyannote/speaker-diarization-community-1; token from HF_TOKEN or `hf auth "
+         "login`) or a local pipeline folder or config.yaml. Default: the embedded offline pipeline.")]
+SpeakerNames = Annotated[Optional[str], typer.Option(
+    "--speaker-names", rich_help_panel="Speakers", show_default=False,
+    help='Names in order of first appearance, e.g. "Alice,Bob". Any speaker option implies --diarize.')]
+
+# Platform
+GpuBackend = Annotated[Optional[BackendName], typer.Option(
+    "--gpu-backend", show_default=False, help="Compute backend. Default: $GPU_BACKEND, else auto "
+    "(cuda, rocm, mps, then cpu; legacy USE_CUDA=false forces cpu).")]
+OptimizationLevel = Annotated[Optional[int], typer.Option(
+    "--optimization-level", min=0, max=2, show_default=False, help="0 safe, 1 hardware-specific (default), "
+    "2 benchmark-guided. Default: $OPTIMIZATION_LEVEL, else 1.")]
+NoFallback = Annotated[bool, typer.Option(
+    "--no-fallback", help="Fail (exit 4) instead of falling back to the CPU when the requested backend is "
+    "unavailable. Also $WHISPER_SUBTITLER_NO_FALLBACK=1.")]
+EnvFile = Annotated[Optional[Path], typer.Option(
+    "--env-file", exists=True, dir_okay=False, show_default=False, help="Read GPU_BACKEND, USE_CUDA, "
+    "OPTIMIZATION_LEVEL, ... from this file (real environment variables win). Default: ./.env when present.")]
+
+
+# doctor
+DoctorJson = Annotated[bool, typer.Option(
+    "--json", help="Print the report as JSON on stdout (schema: whisper_subtitler/doctor_schema.json).")]
+DoctorGpuBackend = Annotated[Optional[BackendName], typer.Option(
+    "--gpu-backend", help="Show the choice for this backend request.", show_default=False)]
+DoctorEnvFile = Annotated[Optional[Path], typer.Option(
+    "--env-file", help="Read settings from this file, as transcribe would.", exists=True, dir_okay=False,
+    show_default=False)]
+
+
+@dataclass(frozen=True)
+class SubtitleArgs:
+    """The subtitle options of a command, as given (``transcribe`` and ``format`` share them)."""
+
+    max_line_width: int
+    max_lines: int
+    max_cps: float
+    fps: float
+    word_level: bool
+    bom: bool
+    crlf: bool
+    speaker_style: SpeakerStyle
+    output_format: str
+    output_dir: Path | None
+    overwrite: bool
+    name_template: str
+    verbose: int
+    quiet: bool
+
+    def subtitles(self) -> tuple[CueOptions, WriterOptions]:
+        """``subtitle_options`` of these values."""
+        return subtitle_options(max_line_width=self.max_line_width, max_lines=self.max_lines, max_cps=self.max_cps,
+                                fps=self.fps, word_level=self.word_level, bom=self.bom, crlf=self.crlf,
+                                speaker_style=self.speaker_style)
+
+
+@dataclass(frozen=True)
+class FormatArgs(SubtitleArgs):
+    """The ``format`` command's options, as given (``FormatArgs(**ctx.params)``)."""
+
+    transcripts: list[Path]
+
+
+@dataclass(frozen=True)
+class TranscribeArgs(SubtitleArgs):
+    """The ``transcribe`` command's options, as given (``TranscribeArgs(**ctx.params)``: a new option is an alias
+    above, a parameter of the command and a field here)."""
+
+    inputs: list[str]
+    model: str | None
+    language: str | None
+    task: Task
+    recursive: bool
+    extensions: str | None
+    audio_track: int
+    audio_language: str | None
+    embed: bool
+    burn_in: bool
+    dry_run: bool
+    json_summary: bool
+    diarize: bool | None
+    num_speakers: int | None
+    min_speakers: int | None
+    max_speakers: int | None
+    diarization_model: str | None
+    speaker_names: str | None
+    gpu_backend: BackendName | None
+    optimization_level: int | None
+    no_fallback: bool
+    env_file: Path | None
+    batch_size: int | None
+    no_batch: bool
+    seed: int
+
+    def run_options(self) -> tuple[RunOptions, Selection]:
+        """The pipeline's options and the platform's device choice (``platform.configure``, optimizations applied).
+        Raises ``UsageError`` (exit 2) for invalid values, ``MissingRequirementError`` (exit 3) for a diarization
+        pipeline that cannot be loaded when asked for, ``BackendUnavailableError`` (exit 4)."""
+        from whisper_subtitler import platform
+        from whisper_subtitler.pipeline import RunOptions
+        from whisper_subtitler.transcription import TranscribeOptions
+        from whisper_subtitler.writers import resolve_formats
+
+        formats = resolve_formats(self.output_format)  # an unknown format: a usage error before anything is loaded
+        cues, writer = self.subtitles()
+        audio_language = check_audio_options(self.audio_track, self.audio_language)  # before any model or device
+        diarization, names = self.speaker_options()
+        selection = platform.configure(self.gpu_backend, self.optimization_level, self.no_fallback, self.env_file,
+                                       self.model)
+        platform.apply_optimizations(selection)
+        transcribe = TranscribeOptions(language=parse_language(self.language), task=self.task.value,
+                                       fp16=selection.dtype == "float16", seed=self.seed)
+        options = RunOptions(
+            model=self.model, transcribe=transcribe, decoding=self.decoding(), formats=output_formats(formats, diarization),
+            output_dir=self.output_dir, name_template=self.name_template, overwrite=self.overwrite,
+            audio_track=self.audio_track, audio_language=audio_language, embed=self.embed, burn_in=self.burn_in,
+            cues=cues, writer=writer, diarization=diarization, speaker_names=names)
+        return options, selection
+
+    def decoding(self) -> Decoding:
+        """``--no-batch``: the sequential decoding; else the batched one, with ``--batch-size``."""
+        from whisper_subtitler.decoding.transcriber import BatchedDecoding
+        from whisper_subtitler.transcribe import SequentialDecoding
+
+        return SequentialDecoding() if self.no_batch else BatchedDecoding(self.batch_size)
+
+    def speaker_options(self) -> tuple[DiarizationOptions | None, tuple[str, ...]]:
+        """``(DiarizationOptions or None, speaker names)`` (``diarize.options.options_from_cli``); unless
+        ``--dry-run``, the diarization pipeline is checked before any file (``check_diarization``)."""
+        from whisper_subtitler.diarize.options import options_from_cli
+
+        diarization, names = options_from_cli(
+            diarize=self.diarize, num_speakers=self.num_speakers, min_speakers=self.min_speakers,
+            max_speakers=self.max_speakers, model=self.diarization_model, speaker_names=self.speaker_names,
+            formats=tuple(f.strip().lower() for f in self.output_format.split(",")),  # as asked: "all" is not rttm
+        )
+        if diarization is not None and not self.dry_run:
+            diarization = check_diarization(diarization)  # a missing extra, token or model fails now
+        return diarization, names
+
+    def sources(self) -> list[Path]:
+        """The input files (``inputs.expand_inputs``); ``UsageError`` when there are none."""
+        import sys
+
+        from whisper_subtitler.inputs import expand_inputs, parse_extensions
+
+        sources = expand_inputs(self.inputs, recursive=self.recursive, extensions=parse_extensions(self.extensions),
+                                stdin=sys.stdin)
+        if not sources:
+            raise UsageError("no input files (a folder needs --recursive; check the extension filter)")
+        return sources
+
+
+def check_audio_options(audio_track: int, audio_language: str | None) -> str | None:
+    """``audio_language`` when valid and not combined with ``--audio-track``; raises ``UsageError`` otherwise."""
+    if audio_language is None:
+        return None
+    from whisper_subtitler.streams import check_language_code
+
+    if audio_track:
+        raise UsageError("--audio-track and --audio-language both choose the audio stream; give one")
+    return check_language_code(audio_language)
+
+
+def subtitle_options(*, max_line_width: int, max_lines: int, max_cps: float, fps: float, word_level: bool,
+                     bom: bool, crlf: bool, speaker_style: SpeakerStyle | str = SpeakerStyle.change,
+                     ) -> tuple[CueOptions, WriterOptions]:
+    """The ``(CueOptions, WriterOptions)`` of the subtitle options; raises ``UsageError`` for invalid values."""
+    from whisper_subtitler.cues import CueOptions
+    from whisper_subtitler.writers import WriterOptions
+
+    style = SpeakerStyle(speaker_style).value
+    cue_options = CueOptions(max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps,
+                             speaker_style=style)
+    return cue_options, WriterOptions(bom=bom, crlf=crlf, word_level=word_level, speaker_style=style)
+
+
+def parse_language(value: str | None) -> str | None:
+    """A language name or code (``en``, ``English``, ``german``) -> ISO code; ``None``/``auto`` -> detect."""
+    if value is None or value.lower() == "auto":
+        return None
+    from whisper.tokenizer import LANGUAGES, TO_LANGUAGE_CODE
+
+    v = value.lower()
+    if v in LANGUAGES:
+        return v
+    if v in TO_LANGUAGE_CODE:
+        return str(TO_LANGUAGE_CODE[v])
+    raise UsageError(f"unknown language {value!r}; use an ISO 639-1 code such as en, de, ja, or a name such as German")
+
+
+def output_formats(formats: tuple[str, ...], diarization: DiarizationOptions | None) -> tuple[str, ...]:
+    """``formats`` (``writers.resolve_formats`` of ``--format``) without RTTM when there is no diarization: ``all``
+    would write an empty RTTM file (an explicit ``rttm`` is refused earlier, ``diarize.options``)."""
+    return formats if diarization is not None else tuple(f for f in formats if f != "rttm")
+
+
+def check_diarization(options: DiarizationOptions) -> DiarizationOptions | None:
+    """``options`` when its pipeline can be loaded (``diarize.preflight``), before any file is transcribed.
+
+    When diarization is only on by default (``options.required`` False) and pyannote.audio or the offline models
+    are missing, returns None after one warning: the run goes on without speakers. Otherwise the failure is
+    raised (MissingRequirementError, exit 3).
+    """
+    import logging
+
+    from whisper_subtitler.diarize import preflight
+    from whisper_subtitler.errors import MissingRequirementError
+
+    try:
+        preflight(options)
+    except MissingRequirementError as e:
+        if options.required:
+            raise
+        logging.getLogger("whisper_subtitler").warning(
+            "speaker labels are off: %s (%s; --no-diarize silences this)", e, e.hint or "see README")
+        return None
+    return options

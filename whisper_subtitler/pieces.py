@@ -1,0 +1,98 @@
+"""A file's audio as pieces cut at pauses, each with its speech regions, so that memory does not grow with the
+duration of the file.
+
+ffmpeg decodes ``audio.PIECE_SECONDS`` at a time (``audio.stream_audio``); each piece is cut in a pause the VAD
+found (``vad.split_at_pause``) and the rest, the carried tail, goes in front of the next piece, so that no word is
+cut in two. With diarization the file is one piece: speakers are clustered over the whole file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+
+from whisper_subtitler.audio import PIECE_SECONDS, stream_audio
+from whisper_subtitler.prefetch import Prepared
+from whisper_subtitler.stages import Stage, StageTimer
+from whisper_subtitler.transcription import Region
+from whisper_subtitler.types import Audio
+from whisper_subtitler.vad import split_at_pause
+
+T = TypeVar("T")
+
+FindSpeech = Callable[[np.ndarray], tuple[Region, ...]]  # 16 kHz samples -> speech regions in seconds
+
+
+@dataclass(frozen=True)
+class SpeechPiece:
+    """A piece of a file cut at a pause: ``audio`` (``audio.offset``: where it starts in the file, seconds) and its
+    VAD ``speech`` regions in seconds from the piece's start, none past its end."""
+
+    audio: Audio
+    speech: tuple[Region, ...]
+
+
+def open_stream(source: Path, audio_track: int, whole: bool) -> Generator[Audio, None, None]:
+    """``source``'s audio in pieces of ``PIECE_SECONDS`` (``audio.stream_audio``), or in one piece when ``whole``."""
+    return stream_audio(source, audio_track=audio_track, piece_seconds=None if whole else PIECE_SECONDS)
+
+
+def prepare_first(stream: Generator[Audio, None, None], find_speech: FindSpeech) -> Prepared:
+    """The first piece of ``stream`` and its speech regions, the rest left in the stream (``prefetch``); the stream
+    is closed when this fails."""
+    try:
+        first = next(stream)
+        return Prepared(first, find_speech(first.samples), stream)
+    except BaseException:
+        stream.close()
+        raise
+
+
+def resume(prepared: Prepared) -> Generator[Audio, None, None]:
+    """The prepared first piece, then the rest of the stream; closing this closes the stream."""
+    try:
+        yield prepared.first
+        yield from prepared.rest
+    finally:
+        prepared.close()
+
+
+def _with_last(items: Iterable[T]) -> Iterator[tuple[T, bool]]:
+    """``(item, is_last)`` pairs, looking one item ahead."""
+    iterator = iter(items)
+    try:
+        previous = next(iterator)
+    except StopIteration:
+        return
+    for item in iterator:
+        yield previous, False
+        previous = item
+    yield previous, True
+
+
+def speech_pieces(
+    stream: Iterable[Audio],
+    find_speech: FindSpeech,
+    timer: StageTimer,
+    first_speech: tuple[Region, ...] | None = None,
+) -> Iterator[SpeechPiece]:
+    """The pieces of ``stream`` cut at pauses, in order, with their speech regions (``find_speech``, timed as
+    ``Stage.VAD``). ``first_speech``: the first piece's regions when already found (``prefetch``). The last piece
+    ends where the audio ends; together the pieces hold every sample once."""
+    carry: Audio | None = None
+    for piece, last in _with_last(stream):
+        if carry is not None:
+            piece = replace(piece, samples=np.concatenate([carry.samples, piece.samples]), offset=carry.offset)
+        timer.start(Stage.VAD)
+        regions = first_speech if first_speech is not None else find_speech(piece.samples)
+        first_speech = None
+        cut = piece.duration if last else split_at_pause(regions, piece.duration)
+        n = int(round(cut * piece.sample_rate))
+        if not last:
+            carry = replace(piece, samples=piece.samples[n:], offset=piece.offset + n / piece.sample_rate)
+        yield SpeechPiece(replace(piece, samples=piece.samples[:n]), tuple((a, min(b, cut)) for a, b in regions if a < cut))
+

@@ -1,0 +1,39 @@
+"""What a run reports for each input file: done, skipped or failed, with its outputs and figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from whisper_subtitler.errors import SubtitlerError
+from whisper_subtitler.types import StrEnum
+
+
+class FileStatus(StrEnum):
+    """The outcome of one input, as the ``--json`` summary and the exit code report it."""
+
+    DONE = "done"
+    SKIPPED = "skipped"  # every output existed (and --overwrite was off)
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """The outcome for one input: ``outputs`` written, ``skipped_outputs`` kept as they were, ``error`` the one-line
+    reason of a failure; ``duration`` in audio seconds, ``timings`` wall seconds per stage (``stages.Stage``)."""
+
+    source: Path
+    status: FileStatus
+    outputs: tuple[Path, ...] = ()
+    skipped_outputs: tuple[Path, ...] = ()
+    error: str | None = None
+    exit_code: int = 0  # of a failed file: its error's documented exit code (1, 2 or 3)
+    duration: float | None = None
+    language: str | None = None
+    speakers: tuple[str, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def failed(cls, source: Path, error: SubtitlerError) -> FileResult:
+        """``source`` failed with ``error`` (its message and hint become ``error``)."""
+        return cls(source=source, status=FileStatus.FAILED, error=str(error), exit_code=int(error.exit_code))

@@ -1,0 +1,89 @@
+"""Stage 2, transcription: the speech regions of some audio in, a ``Transcript`` with word timestamps out.
+
+One protocol, two implementations, chosen once per run (``RunOptions.decoding``, a ``Decoding``):
+
+    decoding.transcriber.BatchedTranscriber    VAD chunks decoded in batches (the default)
+    transcribe.SequentialTranscriber           openai-whisper's transcribe() over the same chunks (--no-batch)
+
+Both read the same ``TranscribeOptions``, find the language with the same ``detect_language`` and build their result
+with ``new_transcript``. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from whisper_subtitler.types import Audio, Segment, Transcript
+
+log = logging.getLogger(__name__)
+
+Region = tuple[float, float]  # (start, end) of a speech region, in seconds
+
+
+@dataclass(frozen=True)
+class TranscribeOptions:
+    """What to decode: ``language`` (ISO 639-1 code, ``None`` = detect), ``task`` (``transcribe`` or ``translate``
+    to English), ``temperatures`` for openai-whisper's fallback, ``fp16`` for half-precision decoding, ``seed`` for
+    the fallback's sampling (``--seed``: same input and options, same output files)."""
+
+    language: str | None = None
+    task: str = "transcribe"
+    temperatures: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+    fp16: bool = False
+    initial_prompt: str | None = None
+    seed: int = 0
+
+
+class Transcriber(Protocol):
+    """Turns speech regions of audio into a ``Transcript``; it owns its model, options and the model's device."""
+
+    def transcribe(self, audio: Audio, speech: Sequence[Region], language: str | None = None) -> Transcript:
+        """The transcript of ``speech`` (regions in seconds from the start of ``audio``, sorted, disjoint): times in
+        seconds from the start of ``audio``, no model call without speech. ``language``: the language already
+        known for this file (an earlier piece), else the options' language, else detected."""
+        ...
+
+
+class Decoding(Protocol):
+    """How a run decodes, chosen once (``decoding.transcriber.BatchedDecoding``, ``transcribe.SequentialDecoding``),
+    with the options of that way: it makes the run's ``Transcriber`` once Whisper is loaded."""
+
+    def transcriber(self, model: Any, options: TranscribeOptions, selection: Any, model_name: str) -> Transcriber:
+        """The ``Transcriber`` for ``model`` (an openai-whisper ``Whisper`` on ``selection``'s device)."""
+        ...
+
+
+def detect_language(model: Any, features: Any) -> str:
+    """The language spoken in one 30-s window: ``en`` for English-only models, else the most likely language
+    token of Whisper's language detection (``whisper.decoding.detect_language``) on ``features``, the encoder
+    output of shape ``(1, n_audio_ctx, n_audio_state)``, so that no second encoder pass is needed."""
+    if not model.is_multilingual:
+        return "en"
+    _, probs = model.detect_language(features)
+    language = str(max(probs[0], key=probs[0].get))
+    log.info("detected language %s (p=%.2f)", language, probs[0][language])
+    return language
+
+
+def new_transcript(
+    source: Path | str,
+    duration: float,
+    options: TranscribeOptions,
+    model_name: str,
+    segments: Iterable[Segment] = (),
+    language: str | None = None,
+) -> Transcript:
+    """The ``Transcript`` of ``duration`` seconds of ``source``: empty without ``segments``; its language is
+    ``language``, else the one asked for in ``options``, else ``""`` (nothing was detected)."""
+    return Transcript(
+        segments=tuple(segments),
+        language=language or options.language or "",
+        duration=duration,
+        model=model_name,
+        source=str(source),
+        task=options.task,
+    )
