@@ -111,8 +111,10 @@ def render_markdown(data: dict, diarization: dict | None = None) -> str:
         "`transcribe()` on the same clip and model.",
         "",
     ]
-    titles = {"sample": "pyannote's real telephone sample", "clip": "10-minute clip (espeak-ng voices and the real "
-              "sample, with pauses)"}
+    titles = {
+        "sample": "pyannote's real telephone sample",
+        "clip": "10-minute clip (espeak-ng voices and the real sample, with pauses)",
+    }
     main = [r for r in data["runs"] if r.get("group") == "main"]
     for key, info in data["clips"].items():
         rows = [r for r in main if r.get("clip") == key]
@@ -136,8 +138,10 @@ def render_markdown(data: dict, diarization: dict | None = None) -> str:
             if "error" in r:
                 lines.append(f"| {r['model']} | {r['method']} | failed | | | |")
                 continue
-            lines.append(f"| {r['model']} | {METHOD_NAMES.get(r['method'], r['method'])} | {r['wall_s']:.1f} "
-                         f"| {r['speed']:.1f} | {r['wer']:.3f} | {r['peak_rss_mb']:.0f} |")
+            lines.append(
+                f"| {r['model']} | {METHOD_NAMES.get(r['method'], r['method'])} | {r['wall_s']:.1f} "
+                f"| {r['speed']:.1f} | {r['wer']:.3f} | {r['peak_rss_mb']:.0f} |"
+            )
         lines.append("")
     sweep = [r for r in data["runs"] if r.get("group") == "batch"]
     if sweep:
@@ -153,8 +157,10 @@ def render_markdown(data: dict, diarization: dict | None = None) -> str:
                 continue
             vram = f"{r['peak_vram_mb']:.0f}" if "peak_vram_mb" in r else ""
             ratio = f"{r['speed_vs_openai']:.2f}x" if "speed_vs_openai" in r else ""
-            lines.append(f"| {r['model']} | {r['batch_size']} | {r['wall_s']:.1f} | {r['rtf']:.4f} | {r['speed']:.1f} "
-                         f"| {r['wer']:.3f} | {r['peak_rss_mb']:.0f} | {vram} | {ratio} |")
+            lines.append(
+                f"| {r['model']} | {r['batch_size']} | {r['wall_s']:.1f} | {r['rtf']:.4f} | {r['speed']:.1f} "
+                f"| {r['wer']:.3f} | {r['peak_rss_mb']:.0f} | {vram} | {ratio} |"
+            )
         lines.append("")
     targets = _targets(data)
     if targets:
@@ -181,9 +187,11 @@ def _diarization(d: dict) -> list[str]:
     ]
     for r in d["stage"]:
         st = r["stages_s"]
-        lines.append(f"| {r['file']} | {r['audio_s']:.0f} | {r['stage']} | {r['wall_s']:.1f} | {r['rtf']:.1f} "
-                     f"| {st.get('segmentation', 0):.1f} | {st.get('embeddings', 0):.1f} | {r['speakers']} "
-                     f"| {r['peak_rss_bytes'] / 2**20:.0f} | {r.get('load_average_1min', '')} |")
+        lines.append(
+            f"| {r['file']} | {r['audio_s']:.0f} | {r['stage']} | {r['wall_s']:.1f} | {r['rtf']:.1f} "
+            f"| {st.get('segmentation', 0):.1f} | {st.get('embeddings', 0):.1f} | {r['speakers']} "
+            f"| {r['peak_rss_bytes'] / 2**20:.0f} | {r.get('load_average_1min', '')} |"
+        )
     lines += [""] + [f"- {r['file']}: {r['note']}." for r in d["stage"] if r.get("note")]
     runs = d.get("whole_runs") or []
     if runs:
@@ -197,7 +205,9 @@ def _diarization(d: dict) -> list[str]:
         ]
         for r in runs:
             st = r["stages_s"]
-            lines.append(f"| {'on (default)' if r['diarize'] else '--no-diarize'} | {r['wall_s']:.1f} "
-                         f"| {st.get('transcribe', 0):.1f} | {st.get('diarize', 0):.1f} | {r['speakers']} |")
+            lines.append(
+                f"| {'on (default)' if r['diarize'] else '--no-diarize'} | {r['wall_s']:.1f} "
+                f"| {st.get('transcribe', 0):.1f} | {st.get('diarize', 0):.1f} | {r['speakers']} |"
+            )
     lines += ["", "Ratios:", ""] + [f"- {k}: {v}" for k, v in d.get("summary", {}).items()] + [""]
     return lines

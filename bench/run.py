@@ -96,12 +96,34 @@ def wer(reference: str, hypothesis: str) -> float:
     return float(jiwer.wer(normalize(reference), normalize(hypothesis)))
 
 
-def measure(method: str, model: str, clip: Clip, *, ct2: Path, threads: int, device: str, timeout: float,
-            batch_size: int | None = None) -> dict:
+def measure(
+    method: str,
+    model: str,
+    clip: Clip,
+    *,
+    ct2: Path,
+    threads: int,
+    device: str,
+    timeout: float,
+    batch_size: int | None = None,
+) -> dict:
     """Run ``bench/worker.py`` once (``batch_size``: the worker's default, the advised one, when ``None``); its JSON
     plus WER, RTF, speed and the load average around it."""
-    cmd = [sys.executable, str(ROOT / "bench" / "worker.py"), method, "--model", model, "--audio", str(clip.path),
-           "--threads", str(threads), "--device", device, "--ct2", str(ct2)]
+    cmd = [
+        sys.executable,
+        str(ROOT / "bench" / "worker.py"),
+        method,
+        "--model",
+        model,
+        "--audio",
+        str(clip.path),
+        "--threads",
+        str(threads),
+        "--device",
+        device,
+        "--ct2",
+        str(ct2),
+    ]
     if batch_size is not None:
         cmd += ["--batch-size", str(batch_size)]
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONWARNINGS": "ignore"}
@@ -132,8 +154,11 @@ def measure(method: str, model: str, clip: Clip, *, ct2: Path, threads: int, dev
 
 def add_ratios(runs: list[dict]) -> None:
     """Speed, WER and peak-RSS ratios of each run to openai-whisper's on the same clip, model and device."""
-    base = {(r["clip"], r["model"], r["device"]): r for r in runs
-            if r.get("method") == "openai" and r.get("group") == "main" and "error" not in r}
+    base = {
+        (r["clip"], r["model"], r["device"]): r
+        for r in runs
+        if r.get("method") == "openai" and r.get("group") == "main" and "error" not in r
+    }
     for r in runs:
         ref = base.get((r.get("clip"), r.get("model"), r.get("device")))
         if ref is None or "error" in r:
@@ -161,7 +186,8 @@ def machine() -> dict:
         "cpu": cpu,
         "cores": os.cpu_count(),
         "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
-        if hasattr(os, "sysconf") else None,
+        if hasattr(os, "sysconf")
+        else None,
         "os": f"{host.system()} {host.release()}",
         "python": host.python_version(),
         "torch": torch.__version__,
@@ -185,10 +211,17 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="pyannote's sample with tiny.en only")
     parser.add_argument("--no-memory", action="store_true", help="skip the 3-hour peak-memory runs")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per measurement")
-    parser.add_argument("--render", action="store_true", help="only write --out again from the JSON of the last "
-                        "run (--json) and docs/diarization-benchmark.json, measuring nothing")
-    parser.add_argument("--batch-sizes", default="", help="also time ours at these batch sizes on the 10-minute "
-                        "clip (an RTF-by-batch-size table), e.g. 1,4,8,16")
+    parser.add_argument(
+        "--render",
+        action="store_true",
+        help="only write --out again from the JSON of the last "
+        "run (--json) and docs/diarization-benchmark.json, measuring nothing",
+    )
+    parser.add_argument(
+        "--batch-sizes",
+        default="",
+        help="also time ours at these batch sizes on the 10-minute clip (an RTF-by-batch-size table), e.g. 1,4,8,16",
+    )
     args = parser.parse_args()
     if args.render:
         data = json.loads((args.json or args.out.with_suffix(".json")).read_text(encoding="utf-8"))
@@ -204,26 +237,44 @@ def main() -> None:
 
     clips = [sample_clip()] + ([] if args.quick else generated_clips(args.work_dir, sparse=memory))
     by_key = {c.key: c for c in clips}
-    plan = [("main", m, model, c, None) for c in clips if not c.key.startswith("sparse") for model in models
-            for m in methods]
+    plan = [
+        ("main", m, model, c, None)
+        for c in clips
+        if not c.key.startswith("sparse")
+        for model in models
+        for m in methods
+    ]
     if memory:
         plan += [("memory", m, "tiny.en", by_key[f"sparse_{SPARSE_HOURS}h"], None) for m in MEMORY_METHODS]
     if args.batch_sizes and "clip" in by_key:
-        plan += [("batch", "ours", model, by_key["clip"], int(b)) for model in models
-                 for b in args.batch_sizes.split(",")]
+        plan += [
+            ("batch", "ours", model, by_key["clip"], int(b)) for model in models for b in args.batch_sizes.split(",")
+        ]
 
     started = datetime.now(timezone.utc)
     runs = []
     for i, (group, method, model, clip, batch_size) in enumerate(plan, 1):
         at = f" batch {batch_size}" if batch_size else ""
         print(f"[{i}/{len(plan)}] {clip.key} {model} {method}{at}", file=sys.stderr, flush=True)
-        r = measure(method, model, clip, ct2=ct2_folder(model, args.work_dir), threads=args.threads,
-                    device=args.device, timeout=args.timeout, batch_size=batch_size)
+        r = measure(
+            method,
+            model,
+            clip,
+            ct2=ct2_folder(model, args.work_dir),
+            threads=args.threads,
+            device=args.device,
+            timeout=args.timeout,
+            batch_size=batch_size,
+        )
         r["group"] = group
         runs.append(r)
         if "error" not in r:
-            print(f"    {r['wall_s']:.1f} s, {r['speed']:.1f}x real time, WER {r['wer']:.3f}, "
-                  f"{r['peak_rss_mb']:.0f} MiB (load {r['load_before']:.1f})", file=sys.stderr, flush=True)
+            print(
+                f"    {r['wall_s']:.1f} s, {r['speed']:.1f}x real time, WER {r['wer']:.3f}, "
+                f"{r['peak_rss_mb']:.0f} MiB (load {r['load_before']:.1f})",
+                file=sys.stderr,
+                flush=True,
+            )
     add_ratios(runs)
     finished = datetime.now(timezone.utc)
     data = {
@@ -233,9 +284,14 @@ def main() -> None:
         "threads": args.threads,
         "device": args.device,
         "command": " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]),
-        "clips": {c.key: {"path": str(c.path.relative_to(ROOT)) if c.path.is_relative_to(ROOT) else c.path.name,
-                          "duration_s": round(c.duration, 2), "reference_words": len(c.reference.split())}
-                  for c in clips},
+        "clips": {
+            c.key: {
+                "path": str(c.path.relative_to(ROOT)) if c.path.is_relative_to(ROOT) else c.path.name,
+                "duration_s": round(c.duration, 2),
+                "reference_words": len(c.reference.split()),
+            }
+            for c in clips
+        },
         "runs": runs,
     }
     json_path = args.json or args.out.with_suffix(".json")

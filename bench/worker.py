@@ -82,9 +82,14 @@ def run_ours(args, *, int8: bool = False) -> dict:
     platform.apply_optimizations(selection)
     torch.set_num_threads(args.threads)
     out = Path(tempfile.mkdtemp(prefix="bench-"))
-    options = RunOptions(model=args.model, transcribe=TranscribeOptions(fp16=selection.dtype == "float16"),
-                         formats=("json",), output_dir=out, overwrite=True,
-                         decoding=BatchedDecoding(args.batch_size))
+    options = RunOptions(
+        model=args.model,
+        transcribe=TranscribeOptions(fp16=selection.dtype == "float16"),
+        formats=("json",),
+        output_dir=out,
+        overwrite=True,
+        decoding=BatchedDecoding(args.batch_size),
+    )
     pipeline = Pipeline(options, selection)
     pipeline.load()  # outside the timings, as the CLI loads it before the first file
     if int8:
@@ -96,24 +101,41 @@ def run_ours(args, *, int8: bool = False) -> dict:
         raise RuntimeError(result.error)
     transcript = json.loads(result.outputs[0].read_text(encoding="utf-8"))
     wall = sum(t for stage, t in result.timings.items() if stage != "model_load")
-    return {"wall_s": wall, "text": transcript["text"], "words": sum(len(s["words"]) for s in transcript["segments"]),
-            "language": transcript["language"], "batch_size": args.batch_size or selection.batch_size,
-            "dtype": "int8" if int8 else selection.dtype, "timings": result.timings}
+    return {
+        "wall_s": wall,
+        "text": transcript["text"],
+        "words": sum(len(s["words"]) for s in transcript["segments"]),
+        "language": transcript["language"],
+        "batch_size": args.batch_size or selection.batch_size,
+        "dtype": "int8" if int8 else selection.dtype,
+        "timings": result.timings,
+    }
 
 
 def run_faster_whisper(args, compute_type: str) -> dict:
     from faster_whisper import BatchedInferencePipeline, WhisperModel
 
-    model = WhisperModel(str(args.ct2), device="cuda" if args.device != "cpu" else "cpu", compute_type=compute_type,
-                         cpu_threads=args.threads, num_workers=1)
+    model = WhisperModel(
+        str(args.ct2),
+        device="cuda" if args.device != "cpu" else "cpu",
+        compute_type=compute_type,
+        cpu_threads=args.threads,
+        num_workers=1,
+    )
     pipeline = BatchedInferencePipeline(model)
     batch_size = args.batch_size or 8
     start = time.perf_counter()
     segments, info = pipeline.transcribe(str(args.audio), batch_size=batch_size, beam_size=1, word_timestamps=True)
     segments = list(segments)  # the generator does the work
     wall = time.perf_counter() - start
-    return {"wall_s": wall, "text": "".join(s.text for s in segments), "words": sum(len(s.words or []) for s in segments),
-            "language": info.language, "batch_size": batch_size, "dtype": compute_type}
+    return {
+        "wall_s": wall,
+        "text": "".join(s.text for s in segments),
+        "words": sum(len(s.words or []) for s in segments),
+        "language": info.language,
+        "batch_size": batch_size,
+        "dtype": compute_type,
+    }
 
 
 def sync(device: str) -> None:
@@ -145,10 +167,17 @@ def main() -> None:
     elif args.method.startswith("ours"):
         result = run_ours(args, int8=args.method == "ours-int8")
     else:
-        result = run_faster_whisper(args, "int8" if args.method.endswith("int8") else
-                                    ("float16" if args.device != "cpu" else "float32"))
-    result.update(method=args.method, model=args.model, audio=str(args.audio), threads=args.threads,
-                  device=args.device, peak_rss_mb=round(peak_rss_mb(), 1))
+        result = run_faster_whisper(
+            args, "int8" if args.method.endswith("int8") else ("float16" if args.device != "cpu" else "float32")
+        )
+    result.update(
+        method=args.method,
+        model=args.model,
+        audio=str(args.audio),
+        threads=args.threads,
+        device=args.device,
+        peak_rss_mb=round(peak_rss_mb(), 1),
+    )
     if args.device != "cpu" and not args.method.startswith("faster"):
         result["peak_vram_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
     print(json.dumps(result))

@@ -53,10 +53,9 @@ def measure(path: Path, fast: bool) -> dict:
     from whisper_subtitler.diarize.embedded import OfflineSpeakerDiarization
     from whisper_subtitler.diarize.load import Diarizer
     from whisper_subtitler.diarize.options import DiarizationOptions
+    from whisper_subtitler.platform import allocator
     from whisper_subtitler.types import Audio
     from whisper_subtitler.vad import speech_regions
-
-    from whisper_subtitler.platform import allocator
 
     if fast and allocator.why_not(os.environ) is None:  # as transcribe's level-1 step "host_allocator" does
         allocator.apply()
@@ -106,16 +105,34 @@ def run_child(path: Path, fast: bool) -> dict:
     if done.returncode != 0:
         raise SystemExit(f"benchmark of {path} failed:\n{done.stderr[-2000:]}")
     result = json.loads(done.stdout)
-    print(f"  {result['stage']}: {result['wall_s']} s ({result['stages_s']}), {result['speakers']} speakers, "
-          f"{result['peak_rss_bytes'] / 2**20:.0f} MiB", file=sys.stderr, flush=True)
+    print(
+        f"  {result['stage']}: {result['wall_s']} s ({result['stages_s']}), {result['speakers']} speakers, "
+        f"{result['peak_rss_bytes'] / 2**20:.0f} MiB",
+        file=sys.stderr,
+        flush=True,
+    )
     return result
 
 
 def whole_run(path: Path, work: Path, diarize: bool, model: str) -> dict:
     """``whisper-subtitler transcribe path --model MODEL --format json`` (with or without diarization)."""
     out = work / ("on" if diarize else "off")
-    args = [sys.executable, "-m", "whisper_subtitler", "transcribe", str(path), "--model", model, "--format", "json",
-            "--output-dir", str(out), "--overwrite", "--quiet", "--json"] + ([] if diarize else ["--no-diarize"])
+    args = [
+        sys.executable,
+        "-m",
+        "whisper_subtitler",
+        "transcribe",
+        str(path),
+        "--model",
+        model,
+        "--format",
+        "json",
+        "--output-dir",
+        str(out),
+        "--overwrite",
+        "--quiet",
+        "--json",
+    ] + ([] if diarize else ["--no-diarize"])
     load = os.getloadavg()[0]
     started = time.perf_counter()
     done = subprocess.run(args, capture_output=True, text=True)
@@ -123,11 +140,20 @@ def whole_run(path: Path, work: Path, diarize: bool, model: str) -> dict:
     if done.returncode != 0:
         raise SystemExit(f"transcribe {path} failed:\n{done.stderr[-2000:]}")
     data = json.loads(done.stdout)["files"][0]  # the --json summary: stage timings and speakers
-    result = {"file": path.name, "model": model, "diarize": diarize, "wall_s": round(wall, 2),
-              "stages_s": {k: round(v, 2) for k, v in data["timings"].items()}, "speakers": len(data["speakers"]),
-              "load_average_1min": round(load, 2)}
-    print(f"  transcribe {'with' if diarize else 'without'} diarization: {result['wall_s']} s {result['stages_s']}",
-          file=sys.stderr, flush=True)
+    result = {
+        "file": path.name,
+        "model": model,
+        "diarize": diarize,
+        "wall_s": round(wall, 2),
+        "stages_s": {k: round(v, 2) for k, v in data["timings"].items()},
+        "speakers": len(data["speakers"]),
+        "load_average_1min": round(load, 2),
+    }
+    print(
+        f"  transcribe {'with' if diarize else 'without'} diarization: {result['wall_s']} s {result['stages_s']}",
+        file=sys.stderr,
+        flush=True,
+    )
     return result
 
 
@@ -193,8 +219,11 @@ def main() -> int:
         files = [media.SAMPLE_WAV]
         if not args.quick:
             print("generating the 10-minute clip (scripts/make_long_clip.py)", file=sys.stderr)
-            subprocess.run([sys.executable, str(ROOT / "scripts" / "make_long_clip.py"), str(work)], check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [sys.executable, str(ROOT / "scripts" / "make_long_clip.py"), str(work)],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
             files.append(work / "long_clip.wav")
         for path in files:
             print(f"diarizing {path.name}", file=sys.stderr, flush=True)

@@ -47,8 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     cues = build_cues(transcript, options)
     build_s = time.perf_counter() - t0
     stats = cue_stats(cues, options, transcript.duration)
-    figures = {"transcript": str(args.transcript), "words": len(transcript.words), **stats.as_dict(),
-               "build_seconds": round(build_s, 4)}
+    figures = {
+        "transcript": str(args.transcript),
+        "words": len(transcript.words),
+        **stats.as_dict(),
+        "build_seconds": round(build_s, 4),
+    }
     if args.json:
         print(json.dumps(figures))
     else:

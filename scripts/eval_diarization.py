@@ -108,8 +108,10 @@ def main() -> int:
         for name, kwargs in configs:
             log.info("%s %s", name, kwargs)
             pipeline = OfflineSpeakerDiarization(**kwargs)
-            results[name] = {"settings": {"segmentation_step": pipeline.segmentation_step, **kwargs},
-                             **evaluate(pipeline, sets, vad=name != "stock")}
+            results[name] = {
+                "settings": {"segmentation_step": pipeline.segmentation_step, **kwargs},
+                **evaluate(pipeline, sets, vad=name != "stock"),
+            }
     json.dump({"default_step": SEGMENTATION_STEP, "results": results}, sys.stdout, indent=2)
     print()
     return 0

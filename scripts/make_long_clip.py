@@ -85,8 +85,33 @@ def speak(text: str, voice: str, wpm: int, pitch: int, tmp: Path) -> np.ndarray:
     """``text`` spoken by espeak-ng, resampled to 16 kHz mono by sox, leading and trailing silence trimmed."""
     raw, out = tmp / "raw.wav", tmp / "out.wav"
     subprocess.run(["espeak-ng", "-v", voice, "-s", str(wpm), "-p", str(pitch), "-w", str(raw), text], check=True)
-    subprocess.run(["sox", "-q", str(raw), "-r", str(SAMPLE_RATE), "-c", "1", "-b", "16", str(out), "norm", "-1",
-                    "silence", "1", "0.02", "0.5%", "reverse", "silence", "1", "0.02", "0.5%", "reverse"], check=True)
+    subprocess.run(
+        [
+            "sox",
+            "-q",
+            str(raw),
+            "-r",
+            str(SAMPLE_RATE),
+            "-c",
+            "1",
+            "-b",
+            "16",
+            str(out),
+            "norm",
+            "-1",
+            "silence",
+            "1",
+            "0.02",
+            "0.5%",
+            "reverse",
+            "silence",
+            "1",
+            "0.02",
+            "0.5%",
+            "reverse",
+        ],
+        check=True,
+    )
     return read_wav(out)
 
 
@@ -105,8 +130,9 @@ def make_clip(out_dir: Path) -> tuple[np.ndarray, list[dict]]:
         pause = np.zeros(int(rng.uniform(0.6, 3.6) * SAMPLE_RATE), np.float32)
         parts.extend([pause, samples])
         t += len(pause) / SAMPLE_RATE
-        utterances.append({"start": round(t, 3), "end": round(t + len(samples) / SAMPLE_RATE, 3),
-                           "text": text, "source": source})
+        utterances.append(
+            {"start": round(t, 3), "end": round(t + len(samples) / SAMPLE_RATE, 3), "text": text, "source": source}
+        )
         t += len(samples) / SAMPLE_RATE
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -127,8 +153,24 @@ def make_sparse(clip: np.ndarray, utterances: list[dict], hours: float, path: Pa
     rng = random.Random(SEED + 1)
     total = int(hours * 3600 * SAMPLE_RATE)
     placed: list[dict] = []
-    cmd = ["sox", "-q", "-t", "raw", "-r", str(SAMPLE_RATE), "-e", "signed", "-b", "16", "-c", "1", "-",
-           "-t", "flac", str(path)]
+    cmd = [
+        "sox",
+        "-q",
+        "-t",
+        "raw",
+        "-r",
+        str(SAMPLE_RATE),
+        "-e",
+        "signed",
+        "-b",
+        "16",
+        "-c",
+        "1",
+        "-",
+        "-t",
+        "flac",
+        str(path),
+    ]
     with subprocess.Popen(cmd, stdin=subprocess.PIPE) as sox:
         written = 0
 
@@ -144,8 +186,9 @@ def make_sparse(clip: np.ndarray, utterances: list[dict], hours: float, path: Pa
                 break
             for i in range(0, gap, 60 * SAMPLE_RATE):
                 put(np.zeros(min(60 * SAMPLE_RATE, gap - i), np.float32))
-            placed.append({**u, "start": round(written / SAMPLE_RATE, 3),
-                           "end": round((written + len(piece)) / SAMPLE_RATE, 3)})
+            placed.append(
+                {**u, "start": round(written / SAMPLE_RATE, 3), "end": round((written + len(piece)) / SAMPLE_RATE, 3)}
+            )
             put(piece)
         while written < total:
             put(np.zeros(min(60 * SAMPLE_RATE, total - written), np.float32))
@@ -158,8 +201,13 @@ def make_sparse(clip: np.ndarray, utterances: list[dict], hours: float, path: Pa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out_dir", type=Path)
-    parser.add_argument("--sparse", type=float, default=0.0, metavar="HOURS",
-                        help="also write a sparse file of this many hours (sparse_<H>h.flac)")
+    parser.add_argument(
+        "--sparse",
+        type=float,
+        default=0.0,
+        metavar="HOURS",
+        help="also write a sparse file of this many hours (sparse_<H>h.flac)",
+    )
     args = parser.parse_args()
     args.out_dir.mkdir(parents=True, exist_ok=True)
     wav = args.out_dir / "long_clip.wav"

@@ -62,7 +62,7 @@ def measure_one(model_name: str, batch: int, device: str) -> dict:
         model = model.half().to(device)
     model.eval()
     audio = whisper.load_audio(str(media.SAMPLE_WAV))
-    window = audio[int(6.5 * 16000): int(36.5 * 16000)]
+    window = audio[int(6.5 * 16000) : int(36.5 * 16000)]
     mel = log_mel_windows([window] * batch, model.dims.n_mels, device=device)
     if fp16:
         torch.cuda.synchronize()
@@ -78,8 +78,14 @@ def measure_one(model_name: str, batch: int, device: str) -> dict:
         growth = (torch.cuda.max_memory_allocated() - base) / MIB
     else:
         growth = _rss_mib() - base
-    return {"model": model_name, "batch": batch, "device": device, "weights": weights,
-            "dtype": "float16" if fp16 else "float32", "growth_mib": round(growth, 1)}
+    return {
+        "model": model_name,
+        "batch": batch,
+        "device": device,
+        "weights": weights,
+        "dtype": "float16" if fp16 else "float32",
+        "growth_mib": round(growth, 1),
+    }
 
 
 def main() -> None:
@@ -99,16 +105,24 @@ def main() -> None:
     for name in args.models.split(","):
         rows = []
         for batch in (int(b) for b in args.batches.split(",")):
-            out = subprocess.run([sys.executable, __file__, "--device", args.device, "--one", name, str(batch)],
-                                 capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, __file__, "--device", args.device, "--one", name, str(batch)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
             print(f"{name} batch {batch}: +{rows[-1]['growth_mib']} MiB", file=sys.stderr)
         results += rows
         slope, intercept = statistics.linear_regression([r["batch"] for r in rows], [r["growth_mib"] for r in rows])
         dtype = rows[0]["dtype"]
         est = estimate_memory(WHISPER_DIMS[name], dtype, materialized_attention=args.device == "cpu")
-        fits[name] = {"measured_row_mib": round(slope, 1), "estimated_row_mib": round(est.row / MIB, 1),
-                      "measured_fixed_mib": round(intercept, 1), "dtype": dtype}
+        fits[name] = {
+            "measured_row_mib": round(slope, 1),
+            "estimated_row_mib": round(est.row / MIB, 1),
+            "measured_fixed_mib": round(intercept, 1),
+            "dtype": dtype,
+        }
     print(json.dumps({"device": args.device, "measurements": results, "per_row": fits}, indent=2))
 
 

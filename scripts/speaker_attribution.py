@@ -49,8 +49,9 @@ def capture(wav: Path, cache: Path) -> dict:
     from whisper_subtitler.transcription import TranscribeOptions
     from whisper_subtitler.writers.json import transcript_to_dict
 
-    selection = platform.configure(gpu_backend="cpu", optimization_level=None, no_fallback=False, env_file=None,
-                                   model=None)
+    selection = platform.configure(
+        gpu_backend="cpu", optimization_level=None, no_fallback=False, env_file=None, model=None
+    )
     platform.apply_optimizations(selection)
     options = RunOptions(transcribe=TranscribeOptions(fp16=False), formats=(), diarization=DiarizationOptions())
     pipeline = Pipeline(options, selection)
@@ -61,8 +62,12 @@ def capture(wav: Path, cache: Path) -> dict:
     def turns(ts):
         return [{"start": t.start, "end": t.end, "speaker": t.speaker} for t in ts]
 
-    data = {"transcript": transcript_to_dict(transcript), "turns": turns(diarization.turns),
-            "exclusive_turns": turns(diarization.exclusive_turns), "speech": [list(r) for r in speech]}
+    data = {
+        "transcript": transcript_to_dict(transcript),
+        "turns": turns(diarization.turns),
+        "exclusive_turns": turns(diarization.exclusive_turns),
+        "speech": [list(r) for r in speech],
+    }
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(data))
     return data
@@ -88,8 +93,9 @@ def capture_openai(wav: Path, cache: Path) -> list:
 def _seglst(rows):
     from meeteval.io import SegLST
 
-    return SegLST([dict(session_id="s", speaker=spk, start_time=a, end_time=b, words=text)
-                   for spk, a, b, text in rows if text])
+    return SegLST(
+        [dict(session_id="s", speaker=spk, start_time=a, end_time=b, words=text) for spk, a, b, text in rows if text]
+    )
 
 
 def score(words, reference, turns, rttm: Path) -> dict:
@@ -104,9 +110,15 @@ def score(words, reference, turns, rttm: Path) -> dict:
     plain = cpwer(_seglst([("one", a, b, t) for _, a, b, t in ref]), _seglst([("one", a, b, t) for _, a, b, t in hyp]))
     cp = cpwer(_seglst(ref), _seglst(hyp))
     wer, cpw = plain["s"], cp["s"]
-    return {"wer": round(wer.error_rate, 4), "cpwer": round(cpw.error_rate, 4),
-            "cpwer_minus_wer": round(cpw.error_rate - wer.error_rate, 4), "ref_words": wer.length,
-            "errors": wer.errors, "cp_errors": cpw.errors, "der": round(der(turns, rttm), 4)}
+    return {
+        "wer": round(wer.error_rate, 4),
+        "cpwer": round(cpw.error_rate, 4),
+        "cpwer_minus_wer": round(cpw.error_rate - wer.error_rate, 4),
+        "ref_words": wer.length,
+        "errors": wer.errors,
+        "cp_errors": cpw.errors,
+        "der": round(der(turns, rttm), 4),
+    }
 
 
 def der(turns, rttm: Path) -> float:
@@ -165,19 +177,27 @@ def evaluate(data: dict, reference, rttm: Path) -> dict:
         if name == "overlap_turns":
             continue
         assigned = rule(transcript, oracle, oracle)
-        out[f"oracle/{name}"] = score([(w.speaker, w.start, w.end, w.text) for w in assigned.words], reference,
-                                      oracle, rttm)
+        out[f"oracle/{name}"] = score(
+            [(w.speaker, w.start, w.end, w.text) for w in assigned.words], reference, oracle, rttm
+        )
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="*", default=[0, 1], help="re-arranged conversations to add")
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/whisper-subtitler-attribution"),
-                        help="folder for the generated audio and the captured transcripts")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path("/tmp/whisper-subtitler-attribution"),
+        help="folder for the generated audio and the captured transcripts",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
-    parser.add_argument("--openai", action="store_true",
-                        help="add the WER of openai-whisper's own transcribe(word_timestamps=True), same weights")
+    parser.add_argument(
+        "--openai",
+        action="store_true",
+        help="add the WER of openai-whisper's own transcribe(word_timestamps=True), same weights",
+    )
     parser.add_argument("--score", type=Path, help="a JSON transcript (transcribe --diarize -f json) to score alone")
     parser.add_argument("--stm", type=Path, help="with --score: the reference STM (default: sample.stm)")
     parser.add_argument("--rttm", type=Path, help="with --score: the reference RTTM (default: sample.rttm)")
@@ -206,15 +226,18 @@ def main() -> None:
         results[name] = evaluate(data, reference, rttm)
         if args.openai:
             rows = capture_openai(wav, args.cache / f"{name}.openai.json")
-            results[name]["openai-whisper"] = score([(None, a, b, t) for a, b, t in rows], reference,
-                                                    reference_turns(rttm), rttm)
+            results[name]["openai-whisper"] = score(
+                [(None, a, b, t) for a, b, t in rows], reference, reference_turns(rttm), rttm
+            )
     if args.json:
         print(json.dumps(results, indent=2))
         return
     print(f"{'file':<15} {'rule':<18} {'WER':>6} {'cpWER':>6} {'cp-WER':>7} {'DER':>6}")
     for name, by_rule in results.items():
         for rule, r in by_rule.items():
-            print(f"{name:<15} {rule:<18} {r['wer']:6.3f} {r['cpwer']:6.3f} {r['cpwer_minus_wer']:7.3f} {r['der']:6.3f}")
+            print(
+                f"{name:<15} {rule:<18} {r['wer']:6.3f} {r['cpwer']:6.3f} {r['cpwer_minus_wer']:7.3f} {r['der']:6.3f}"
+            )
     conversations = [n for n in results if n != "sample"]
     for rule in (r for r in next(iter(results.values())) if r != "openai-whisper"):
         errors = sum(results[n][rule]["cp_errors"] - results[n][rule]["errors"] for n in conversations)
@@ -226,6 +249,7 @@ def main() -> None:
         words = sum(results[n][rule]["ref_words"] for n in conversations)
         if words:
             print(f"{'conversations':<15} {rule:<18} WER over {len(conversations)}: {errors / words:.3f}")
+
 
 if __name__ == "__main__":
     main()

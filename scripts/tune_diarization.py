@@ -144,21 +144,36 @@ def main() -> int:
                     hypothesis: Annotation = pipeline(file).speaker_diarization
                 per_file[file["uri"]] = round(metric(reference, hypothesis, uem=Segment(0.0, duration)), 4)
                 found[file["uri"]] = len(hypothesis.labels())
-            results.append({"threshold": threshold, "der": round(abs(metric), 4), "der_per_file": per_file,
-                            "speakers_found": found})
-            log.info("threshold %.3f: DER %.2f %% %s (%.1f s)", threshold, 100 * abs(metric), found,
-                     time.perf_counter() - started)
+            results.append(
+                {
+                    "threshold": threshold,
+                    "der": round(abs(metric), 4),
+                    "der_per_file": per_file,
+                    "speakers_found": found,
+                }
+            )
+            log.info(
+                "threshold %.3f: DER %.2f %% %s (%.1f s)",
+                threshold,
+                100 * abs(metric),
+                found,
+                time.perf_counter() - started,
+            )
 
     best_der = min(r["der"] for r in results)
     ties = [r["threshold"] for r in results if r["der"] == best_der]
     best = ties[len(ties) // 2]
-    json.dump({
-        "material": {name: [v.label for v in voices] for name, voices, _ in SETUPS},
-        "expected_speakers": {name: len(voices) for name, voices, _ in SETUPS},
-        "results": results,
-        "best_threshold": best,
-        "best_der": best_der,
-    }, sys.stdout, indent=2)
+    json.dump(
+        {
+            "material": {name: [v.label for v in voices] for name, voices, _ in SETUPS},
+            "expected_speakers": {name: len(voices) for name, voices, _ in SETUPS},
+            "results": results,
+            "best_threshold": best,
+            "best_der": best_der,
+        },
+        sys.stdout,
+        indent=2,
+    )
     print()
     return 0
 

@@ -22,13 +22,19 @@ def sample_mp4(media_dir) -> Path:
     return media.video_from_audio(media.SAMPLE_WAV, media_dir / "x.mp4", extra=("-c:a", "aac"))
 
 
-def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, stdin: str | None = None,
-            timeout: float = 600) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, cwd: Path | None = None, env: dict | None = None, stdin: str | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
     """Run ``whisper-subtitler ARGS`` as a user would (a real process), capturing text stdout and stderr."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "whisper_subtitler", *args],
-        cwd=cwd, env=full_env, input=stdin, capture_output=True, text=True, timeout=timeout,
+        cwd=cwd,
+        env=full_env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 

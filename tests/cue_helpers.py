@@ -29,7 +29,9 @@ def words_of(
 def transcript_of(*word_lists: list[Word], language: str = "en", duration: float | None = None) -> Transcript:
     """A transcript with one segment per word list."""
     segments = tuple(
-        Segment(ws[0].start, ws[-1].end, "".join(w.text for w in ws), tuple(ws), ws[0].speaker) for ws in word_lists if ws
+        Segment(ws[0].start, ws[-1].end, "".join(w.text for w in ws), tuple(ws), ws[0].speaker)
+        for ws in word_lists
+        if ws
     )
     end = max((s.end for s in segments), default=0.0)
     return Transcript(segments, language, duration if duration is not None else end + 2.0)

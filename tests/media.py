@@ -22,15 +22,35 @@ def ffmpeg(*args: str) -> None:
 
 def video_from_audio(audio: Path, target: Path, *, extra: tuple[str, ...] = ()) -> Path:
     """Mux ``audio`` under a test pattern into ``target`` (container from its extension)."""
-    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=320x240:rate=10", "-i", str(audio), "-shortest",
-           "-c:v", "libvpx" if target.suffix == ".webm" else "libx264" if target.suffix != ".avi" else "mpeg4",
-           *(["-pix_fmt", "yuv420p"] if target.suffix != ".webm" else []), *extra, str(target))
+    ffmpeg(
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=320x240:rate=10",
+        "-i",
+        str(audio),
+        "-shortest",
+        "-c:v",
+        "libvpx" if target.suffix == ".webm" else "libx264" if target.suffix != ".avi" else "mpeg4",
+        *(["-pix_fmt", "yuv420p"] if target.suffix != ".webm" else []),
+        *extra,
+        str(target),
+    )
     return target
 
 
 def video_without_audio(target: Path, seconds: float = 2.0) -> Path:
-    ffmpeg("-f", "lavfi", "-i", f"testsrc2=size=320x240:rate=10:duration={seconds}", "-c:v", "libx264",
-           "-pix_fmt", "yuv420p", str(target))
+    ffmpeg(
+        "-f",
+        "lavfi",
+        "-i",
+        f"testsrc2=size=320x240:rate=10:duration={seconds}",
+        "-c:v",
+        "libx264",
+        "-pix_fmt",
+        "yuv420p",
+        str(target),
+    )
     return target
 
 

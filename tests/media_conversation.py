@@ -55,13 +55,17 @@ def read_stm(path: Path = SAMPLE_STM) -> tuple[Utterance, ...]:
 def write_references(utterances: Sequence[Utterance], stem: str, stm: Path, rttm: Path) -> None:
     """Write ``utterances`` as an STM (one line each) and an RTTM (one speaker turn each) for file ``stem``."""
     stm.write_text("".join(f"{stem} 1 {u.speaker} {u.start:.3f} {u.end:.3f} {u.text}\n" for u in utterances))
-    rttm.write_text("".join(
-        f"SPEAKER {stem} 1 {u.start:.3f} {u.end - u.start:.3f} <NA> <NA> {u.speaker} <NA> <NA>\n" for u in utterances
-    ))
+    rttm.write_text(
+        "".join(
+            f"SPEAKER {stem} 1 {u.start:.3f} {u.end - u.start:.3f} <NA> <NA> {u.speaker} <NA> <NA>\n"
+            for u in utterances
+        )
+    )
 
 
-def rearranged_conversation(target: Path, seed: int = 0, gaps: tuple[float, float] = (0.2, 0.8),
-                            lead: float = 0.5, tail: float = 0.5) -> Rearranged:
+def rearranged_conversation(
+    target: Path, seed: int = 0, gaps: tuple[float, float] = (0.2, 0.8), lead: float = 0.5, tail: float = 0.5
+) -> Rearranged:
     """Cut ``sample.wav`` at its STM times, shuffle the utterances with ``random.Random(seed)`` and lay them end to
     end into ``target`` (.wav), with a pause drawn uniformly from ``gaps`` seconds between two utterances, ``lead``
     seconds of silence before the first and ``tail`` after the last. Writes ``target`` .stm and .rttm beside it.
@@ -84,7 +88,7 @@ def rearranged_conversation(target: Path, seed: int = 0, gaps: tuple[float, floa
     placed = []
     for k, i in enumerate(order):
         u = utterances[i]
-        samples = source[round(u.start * SAMPLE_RATE): round(u.end * SAMPLE_RATE)]
+        samples = source[round(u.start * SAMPLE_RATE) : round(u.end * SAMPLE_RATE)]
         placed.append(Utterance(u.speaker, position / SAMPLE_RATE, (position + len(samples)) / SAMPLE_RATE, u.text))
         pause = rng.uniform(*gaps) if k + 1 < len(order) else tail
         silence = np.zeros(round(pause * SAMPLE_RATE), dtype=np.float32)

@@ -81,16 +81,22 @@ def utterance(text: str, voice: Voice, work_dir: Path) -> np.ndarray:
     """``text`` spoken by ``voice``: 16 kHz float32 samples with leading and trailing silence trimmed."""
     work_dir.mkdir(parents=True, exist_ok=True)
     raw, out = work_dir / "utterance.raw.wav", work_dir / "utterance.wav"
-    subprocess.run(["espeak-ng", "-v", voice.voice, "-p", str(voice.pitch), "-s", str(voice.speed),
-                    "-w", str(raw), text], check=True, capture_output=True)
+    subprocess.run(
+        ["espeak-ng", "-v", voice.voice, "-p", str(voice.pitch), "-s", str(voice.speed), "-w", str(raw), text],
+        check=True,
+        capture_output=True,
+    )
     effects = ["pitch", str(voice.shift)] if voice.shift else []
-    subprocess.run(["sox", "-q", str(raw), "-r", str(SAMPLE_RATE), "-c", "1", "-b", "16", str(out), *effects],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["sox", "-q", str(raw), "-r", str(SAMPLE_RATE), "-c", "1", "-b", "16", str(out), *effects],
+        check=True,
+        capture_output=True,
+    )
     samples = read_wav(out)
     loud = np.flatnonzero(np.abs(samples) > SILENCE_LEVEL)
     if len(loud) == 0:
         raise ValueError(f"espeak-ng produced silence for {text!r}")
-    return samples[loud[0]: loud[-1] + 1]
+    return samples[loud[0] : loud[-1] + 1]
 
 
 def sentences(text: str) -> list[str]:
@@ -98,8 +104,13 @@ def sentences(text: str) -> list[str]:
     return [part for part in re.split(r"(?<=[.?!])\s+", text.strip()) if part]
 
 
-def conversation(script: Sequence[tuple[Voice, str]], target: Path, gaps: Sequence[float] = (0.6,),
-                 lead: float = 0.5, sentence_gap: float = 0.35) -> Conversation:
+def conversation(
+    script: Sequence[tuple[Voice, str]],
+    target: Path,
+    gaps: Sequence[float] = (0.6,),
+    lead: float = 0.5,
+    sentence_gap: float = 0.35,
+) -> Conversation:
     """Speak ``script`` (voice, text) turn after turn into ``target`` (.wav) and write ``target`` .rttm.
 
     Each sentence is synthesised on its own and trimmed, so the reference is exact: one RTTM line per
@@ -123,10 +134,12 @@ def conversation(script: Sequence[tuple[Voice, str]], target: Path, gaps: Sequen
     samples = np.concatenate(pieces)
     write_wav(target, samples)
     rttm = target.with_suffix(".rttm")
-    rttm.write_text("".join(
-        f"SPEAKER {target.stem} 1 {start:.6f} {end - start:.6f} <NA> <NA> {label} <NA> <NA>\n"
-        for start, end, label in turns
-    ))
+    rttm.write_text(
+        "".join(
+            f"SPEAKER {target.stem} 1 {start:.6f} {end - start:.6f} <NA> <NA> {label} <NA> <NA>\n"
+            for start, end, label in turns
+        )
+    )
     return Conversation(target, rttm, tuple(turns), len(samples) / SAMPLE_RATE)
 
 

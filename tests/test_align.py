@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import json
-import re
 import statistics
-from pathlib import Path
 
 import pytest
 import srt
@@ -48,12 +46,23 @@ def median_abs(values) -> float:
 @pytest.mark.slow
 def test_align_places_every_word_near_its_time_and_reports_the_missing_sentence(clip, cli, tmp_path):
     conv, said, script = clip
-    result = cli("align", str(conv.wav), str(script), "--model", "tiny.en", "--format", "srt,json", "--json",
-                 "--output-dir", str(tmp_path))
+    result = cli(
+        "align",
+        str(conv.wav),
+        str(script),
+        "--model",
+        "tiny.en",
+        "--format",
+        "srt,json",
+        "--json",
+        "--output-dir",
+        str(tmp_path),
+    )
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert [(u["line"], u["text"], u["reason"]) for u in summary["unplaced"]] == [
-        (EXTRA_AFTER + 1, EXTRA, "not in the audio")]
+        (EXTRA_AFTER + 1, EXTRA, "not in the audio")
+    ]
     (line,) = [ln for ln in result.stderr.splitlines() if ln.startswith("not placed:")]
     assert f"{script}:{EXTRA_AFTER + 1}" in line and EXTRA in line
 
@@ -72,9 +81,11 @@ def test_align_places_every_word_near_its_time_and_reports_the_missing_sentence(
             k += 1
         if k < len(said):
             cue_starts.append(cue.start.total_seconds() - conv.turns[k][0])
-    print(f"align, tiny.en, {len(said)} sentences: median |start error| {median_abs(starts):.3f} s, "
-          f"median |end error| {median_abs(ends):.3f} s, max {max(map(abs, starts + ends)):.3f} s; "
-          f"{len(cue_starts)} cues open a sentence, median |start error| {median_abs(cue_starts):.3f} s")
+    print(
+        f"align, tiny.en, {len(said)} sentences: median |start error| {median_abs(starts):.3f} s, "
+        f"median |end error| {median_abs(ends):.3f} s, max {max(map(abs, starts + ends)):.3f} s; "
+        f"{len(cue_starts)} cues open a sentence, median |start error| {median_abs(cue_starts):.3f} s"
+    )
     assert median_abs(starts) <= 0.15 and median_abs(ends) <= 0.15
     assert median_abs(cue_starts) <= 0.15
     assert sentence_starts  # the reference is exact to the sample (media_speech.conversation)
@@ -89,21 +100,26 @@ def test_srt_input_streamed_in_short_pieces_gives_the_same_quality(clip, tmp_pat
     from whisper_subtitler.align.run import AlignOptions, align_media
 
     conv, said, _ = clip
-    rough = [srt.Subtitle(i + 1, srt.timedelta(seconds=round(a)), srt.timedelta(seconds=round(b) + 1), text)
-             for i, ((a, b, _), text) in enumerate(zip(conv.turns, said))]
+    rough = [
+        srt.Subtitle(i + 1, srt.timedelta(seconds=round(a)), srt.timedelta(seconds=round(b) + 1), text)
+        for i, ((a, b, _), text) in enumerate(zip(conv.turns, said))
+    ]
     script = tmp_path / "rough.srt"
     script.write_text(srt.compose(rough), encoding="utf-8")
     monkeypatch.setattr(audio, "PIECE_SECONDS", 15.0)
     monkeypatch.setattr(windows, "WINDOW_S", 10.0)
     monkeypatch.setattr(windows, "MIN_WINDOW", 4.0)
     selection = platform.configure(gpu_backend="cpu", model="tiny.en", environ={})
-    result = align_media(conv.wav, script, AlignOptions(model="tiny.en", formats=("json",), output_dir=tmp_path),
-                         selection)
+    result = align_media(
+        conv.wav, script, AlignOptions(model="tiny.en", formats=("json",), output_dir=tmp_path), selection
+    )
     assert result.unplaced == () and result.placed == result.words
     transcript = json.loads((tmp_path / "talk.json").read_text(encoding="utf-8"))
     starts, ends = errors(transcript["segments"], said, conv.turns)
-    print(f"align in 15 s pieces, 10 s windows: median |start error| {median_abs(starts):.3f} s, "
-          f"median |end error| {median_abs(ends):.3f} s")
+    print(
+        f"align in 15 s pieces, 10 s windows: median |start error| {median_abs(starts):.3f} s, "
+        f"median |end error| {median_abs(ends):.3f} s"
+    )
     assert median_abs(starts) <= 0.15 and median_abs(ends) <= 0.15
 
 
@@ -123,15 +139,24 @@ def test_an_output_that_would_replace_the_transcript_is_refused(clip, cli, tmp_p
 def test_transcripts_are_read_without_markup(tmp_path):
     (tmp_path / "a.srt").write_text(
         "1\n00:00:01,000 --> 00:00:02,500\n<i>Hello</i> {\\an8}there.\n\n"
-        "2\n00:00:03,000 --> 00:00:04,000\n- Yes.\n- No &amp; maybe.\n\n", encoding="utf-8-sig")
+        "2\n00:00:03,000 --> 00:00:04,000\n- Yes.\n- No &amp; maybe.\n\n",
+        encoding="utf-8-sig",
+    )
     (tmp_path / "a.vtt").write_text(
-        "WEBVTT\n\n00:01:01.250 --> 00:01:02.500\n<v Alice>Hello <b>there</b>.\n", encoding="utf-8")
-    (tmp_path / "a.json").write_text(json.dumps({"language": "de", "segments": [
-        {"start": 0.5, "end": 1.5, "text": " Guten Tag.", "speaker": "SPEAKER_01"}]}), encoding="utf-8")
+        "WEBVTT\n\n00:01:01.250 --> 00:01:02.500\n<v Alice>Hello <b>there</b>.\n", encoding="utf-8"
+    )
+    (tmp_path / "a.json").write_text(
+        json.dumps(
+            {"language": "de", "segments": [{"start": 0.5, "end": 1.5, "text": " Guten Tag.", "speaker": "SPEAKER_01"}]}
+        ),
+        encoding="utf-8",
+    )
     (tmp_path / "a.txt").write_text("First line.\n\n  Second   line.\n", encoding="utf-8")
     srt_script = read_script(tmp_path / "a.srt")
     assert [(x.text, x.start, x.end) for x in srt_script.lines] == [
-        ("Hello there.", 1.0, 2.5), ("Yes. No & maybe.", 3.0, 4.0)]
+        ("Hello there.", 1.0, 2.5),
+        ("Yes. No & maybe.", 3.0, 4.0),
+    ]
     (vtt,) = read_script(tmp_path / "a.vtt").lines
     assert (vtt.text, vtt.start, vtt.end, vtt.speaker) == ("Hello there.", 61.25, 62.5, "Alice")
     js = read_script(tmp_path / "a.json")

@@ -17,10 +17,15 @@ def sample_samples():
     return extract_audio(media.SAMPLE_WAV).samples
 
 
-@pytest.mark.parametrize("suffix,codec", [
-    (".mp4", ("-c:a", "aac")), (".mkv", ("-c:a", "libopus")), (".mov", ("-c:a", "aac")),
-    (".webm", ("-c:a", "libopus")),
-])
+@pytest.mark.parametrize(
+    "suffix,codec",
+    [
+        (".mp4", ("-c:a", "aac")),
+        (".mkv", ("-c:a", "libopus")),
+        (".mov", ("-c:a", "aac")),
+        (".webm", ("-c:a", "libopus")),
+    ],
+)
 def test_video_containers_decode_to_16k_mono(tmp_path, suffix, codec, sample_samples):
     video = media.video_from_audio(media.SAMPLE_WAV, tmp_path / f"x{suffix}", extra=codec)
     audio = extract_audio(video)
@@ -33,9 +38,15 @@ def test_video_containers_decode_to_16k_mono(tmp_path, suffix, codec, sample_sam
     assert np.corrcoef(ours, ref)[0, 1] > 0.9
 
 
-@pytest.mark.parametrize("suffix,args", [
-    (".mp3", ("-c:a", "libmp3lame")), (".flac", ()), (".wav", ("-ar", "44100", "-ac", "2")), (".ogg", ("-c:a", "libvorbis")),
-])
+@pytest.mark.parametrize(
+    "suffix,args",
+    [
+        (".mp3", ("-c:a", "libmp3lame")),
+        (".flac", ()),
+        (".wav", ("-ar", "44100", "-ac", "2")),
+        (".ogg", ("-c:a", "libvorbis")),
+    ],
+)
 def test_audio_files(tmp_path, suffix, args):
     target = tmp_path / f"a{suffix}"
     media.ffmpeg("-i", str(media.SAMPLE_WAV), *args, str(target))
@@ -45,8 +56,23 @@ def test_audio_files(tmp_path, suffix, args):
 
 def test_second_audio_track(tmp_path):
     target = tmp_path / "two.mkv"
-    media.ffmpeg("-i", str(media.SAMPLE_WAV), "-f", "lavfi", "-i", "anullsrc=r=16000:cl=mono", "-t", "30",
-                 "-map", "0:a", "-map", "1:a", "-c:a", "flac", str(target))
+    media.ffmpeg(
+        "-i",
+        str(media.SAMPLE_WAV),
+        "-f",
+        "lavfi",
+        "-i",
+        "anullsrc=r=16000:cl=mono",
+        "-t",
+        "30",
+        "-map",
+        "0:a",
+        "-map",
+        "1:a",
+        "-c:a",
+        "flac",
+        str(target),
+    )
     assert np.abs(extract_audio(target, audio_track=0).samples).max() > 0.05
     assert np.abs(extract_audio(target, audio_track=1).samples).max() == 0.0
     with pytest.raises(InputError, match="no audio track 2"):
@@ -87,7 +113,9 @@ def test_bad_inputs_are_one_clear_error(tmp_path):
 
 
 def test_truncated_file_is_reported(tmp_path):
-    full = media.video_from_audio(media.SAMPLE_WAV, tmp_path / "full.mp4", extra=("-c:a", "aac", "-movflags", "+faststart"))
+    full = media.video_from_audio(
+        media.SAMPLE_WAV, tmp_path / "full.mp4", extra=("-c:a", "aac", "-movflags", "+faststart")
+    )
     data = full.read_bytes()
     cut = tmp_path / "cut.mp4"
     cut.write_bytes(data[: len(data) // 2])  # the moov atom at the front still declares 30 s

@@ -17,7 +17,15 @@ GERMAN = "Guten Morgen, ich heiße Anna und ich wohne in Berlin."
 
 def test_iso_639_codes_map_both_ways():
     assert [iso639_2b(c) for c in ("en", "de", "fr", "zh", "ja", "jw", "xx", "")] == [
-        "eng", "ger", "fre", "chi", "jpn", "jav", "und", "und"]
+        "eng",
+        "ger",
+        "fre",
+        "chi",
+        "jpn",
+        "jav",
+        "und",
+        "und",
+    ]
     assert normalize("deu") == normalize("ger") == normalize("DE") == "de"
     assert same_language("eng", "en") and same_language("deu", "ger") and not same_language("en", "de")
     assert not same_language("und", "und")
@@ -33,10 +41,34 @@ def two_languages(tmp_path_factory):
     german = media.espeak(GERMAN, folder / "de.wav", voice="de")
     english = media.espeak(ENGLISH, folder / "en.wav", voice="en-us")
     target = folder / "film.mkv"
-    media.ffmpeg("-f", "lavfi", "-i", "testsrc2=size=160x120:rate=10:duration=6", "-i", str(german),
-                 "-i", str(english), "-map", "0:v", "-map", "1:a", "-map", "2:a", "-c:v", "libx264",
-                 "-pix_fmt", "yuv420p", "-c:a", "flac", "-metadata:s:a:0", "language=ger",
-                 "-metadata:s:a:1", "language=eng", "-shortest", str(target))
+    media.ffmpeg(
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=160x120:rate=10:duration=6",
+        "-i",
+        str(german),
+        "-i",
+        str(english),
+        "-map",
+        "0:v",
+        "-map",
+        "1:a",
+        "-map",
+        "2:a",
+        "-c:v",
+        "libx264",
+        "-pix_fmt",
+        "yuv420p",
+        "-c:a",
+        "flac",
+        "-metadata:s:a:0",
+        "language=ger",
+        "-metadata:s:a:1",
+        "language=eng",
+        "-shortest",
+        str(target),
+    )
     return target
 
 
@@ -52,8 +84,19 @@ def test_pick_audio_track_by_iso_639_1_or_2(two_languages):
 
 @pytest.mark.slow
 def test_transcribe_uses_the_stream_in_the_asked_language(two_languages, cli, tmp_path):
-    result = cli("transcribe", str(two_languages), "--model", "tiny.en", "--no-diarize", "--audio-language", "eng",
-                 "--format", "txt", "--output-dir", str(tmp_path))
+    result = cli(
+        "transcribe",
+        str(two_languages),
+        "--model",
+        "tiny.en",
+        "--no-diarize",
+        "--audio-language",
+        "eng",
+        "--format",
+        "txt",
+        "--output-dir",
+        str(tmp_path),
+    )
     assert result.returncode == 0, result.stderr
     heard = set(media.normalize((tmp_path / "film.txt").read_text()).split())
     expected = set(media.normalize(ENGLISH).split())
@@ -61,8 +104,17 @@ def test_transcribe_uses_the_stream_in_the_asked_language(two_languages, cli, tm
 
 
 def test_no_stream_in_that_language_is_a_usage_error_naming_the_file(two_languages, cli, tmp_path):
-    result = cli("transcribe", str(two_languages), "--model", "tiny.en", "--no-diarize", "--audio-language", "fr",
-                 "--output-dir", str(tmp_path))
+    result = cli(
+        "transcribe",
+        str(two_languages),
+        "--model",
+        "tiny.en",
+        "--no-diarize",
+        "--audio-language",
+        "fr",
+        "--output-dir",
+        str(tmp_path),
+    )
     assert result.returncode == 2, result.stderr
     (line,) = [ln for ln in result.stderr.splitlines() if ln.startswith("failed:")]
     assert str(two_languages) in line and "0: ger, 1: eng" in line

@@ -42,12 +42,33 @@ def corpus(tmp_path_factory):
     good[_clip(d / "surround51.mkv", "-af", "pan=5.1|FL=c0|FR=c0|FC=c0|LFE=c0|BL=c0|BR=c0", "-c:a", "flac")] = "speech"
     good[_clip(d / "narrow8k.wav", "-ar", "8000")] = "speech"
     good[_clip(d / "hires96k.flac", "-ar", "96000")] = "speech"
-    media.ffmpeg("-ss", "6", "-t", "12", "-i", str(media.SAMPLE_WAV), "-f", "lavfi", "-t", "12", "-i",
-                 "anullsrc=r=16000:cl=mono", "-map", "0:a", "-map", "1:a", "-c:a", "flac", str(d / "two-tracks.mkv"))
+    media.ffmpeg(
+        "-ss",
+        "6",
+        "-t",
+        "12",
+        "-i",
+        str(media.SAMPLE_WAV),
+        "-f",
+        "lavfi",
+        "-t",
+        "12",
+        "-i",
+        "anullsrc=r=16000:cl=mono",
+        "-map",
+        "0:a",
+        "-map",
+        "1:a",
+        "-c:a",
+        "flac",
+        str(d / "two-tracks.mkv"),
+    )
     good[d / "two-tracks.mkv"] = "speech"
     media.ffmpeg("-f", "lavfi", "-i", "sine=frequency=440:duration=0.05", str(d / "blip50ms.wav"))
     good[d / "blip50ms.wav"] = "empty"
-    media.ffmpeg("-f", "lavfi", "-i", "anullsrc=r=16000:cl=mono", "-t", "300", "-c:a", "flac", str(d / "silent5min.flac"))
+    media.ffmpeg(
+        "-f", "lavfi", "-i", "anullsrc=r=16000:cl=mono", "-t", "300", "-c:a", "flac", str(d / "silent5min.flac")
+    )
     good[d / "silent5min.flac"] = "empty"
 
     (d / "zero.mp4").touch()
@@ -143,9 +164,21 @@ def test_sigint_leaves_finished_files_and_nothing_partial(tmp_path):
     clips = [first] + [Path(shutil.copy(first, tmp_path / f"part{i}.wav")) for i in range(1, 4)]
     out = tmp_path / "out"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "whisper_subtitler", "transcribe", *map(str, clips), "--model", "tiny.en",
-         "--output-dir", str(out), "--no-batch"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "whisper_subtitler",
+            "transcribe",
+            *map(str, clips),
+            "--model",
+            "tiny.en",
+            "--output-dir",
+            str(out),
+            "--no-batch",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         # A shell's background job (`make test &`) starts with SIGINT ignored, and Python then installs no
         # KeyboardInterrupt handler: give the child the default disposition, as a terminal would.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),

@@ -106,8 +106,11 @@ def test_token_budget_grows_with_duration_and_is_capped():
 
 
 def test_decoding_order_is_most_speech_first_then_time_order():
-    chunks = [Chunk(0, 0.0, 5.0, ((0.0, 5.0),)), Chunk(1, 6.0, 30.0, ((6.0, 30.0),)),
-              Chunk(2, 31.0, 60.0, ((31.0, 33.0), (56.0, 59.0)))]
+    chunks = [
+        Chunk(0, 0.0, 5.0, ((0.0, 5.0),)),
+        Chunk(1, 6.0, 30.0, ((6.0, 30.0),)),
+        Chunk(2, 31.0, 60.0, ((31.0, 33.0), (56.0, 59.0))),
+    ]
     assert [c.index for c in decoding_order(chunks)] == [1, 0, 2]
 
 

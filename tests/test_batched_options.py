@@ -89,8 +89,10 @@ def test_level_2_measures_batch_sizes_once_and_caches_the_winner(tmp_path, monke
     from whisper_subtitler.vad import speech_regions
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    sentences = [f"This is sentence number {n}, spoken slowly and clearly." for n in
-                 ("one", "two", "three", "four", "five", "six")]
+    sentences = [
+        f"This is sentence number {n}, spoken slowly and clearly."
+        for n in ("one", "two", "three", "four", "five", "six")
+    ]
     parts = []
     for i, text in enumerate(sentences):
         wav = media.espeak(text, tmp_path / f"{i}.wav")
@@ -102,8 +104,7 @@ def test_level_2_measures_batch_sizes_once_and_caches_the_winner(tmp_path, monke
     audio = Audio(samples=np.concatenate(parts), sample_rate=SAMPLE_RATE, source=tmp_path / "six.wav")
     speech = speech_regions(audio.samples)
     model = load_whisper(resolve_model("tiny.en"))
-    selection = platform.configure(gpu_backend="cpu", optimization_level=2, model="tiny.en", environ={},
-                                   cwd=tmp_path)
+    selection = platform.configure(gpu_backend="cpu", optimization_level=2, model="tiny.en", environ={}, cwd=tmp_path)
     selection = replace(selection, batch_size=2)  # a baseline among few chunks, so that larger sizes differ
 
     measured: list[tuple[int, bool | None, str | None, bool]] = []
@@ -172,11 +173,9 @@ def test_level_2_drops_a_candidate_that_changes_the_words(tmp_path, monkeypatch)
     monkeypatch.setattr(transcriber.ChunkTranscriber, "transcribe", simulated)
     speech = [(30.0 * i + 1, 30.0 * i + 5) for i in range(6)]  # one 30-s window each
     audio = Audio(samples=np.zeros(180 * SAMPLE_RATE, np.float32), sample_rate=SAMPLE_RATE, source=tmp_path / "a.wav")
-    selection = platform.configure(gpu_backend="cpu", optimization_level=2, model="tiny.en", environ={},
-                                   cwd=tmp_path)
+    selection = platform.configure(gpu_backend="cpu", optimization_level=2, model="tiny.en", environ={}, cwd=tmp_path)
     model = load_whisper(resolve_model("tiny.en"))
-    settings = choose_settings(model, audio, speech, TranscribeOptions(), selection, model_name="tiny.en",
-                               requested=4)
+    settings = choose_settings(model, audio, speech, TranscribeOptions(), selection, model_name="tiny.en", requested=4)
     assert settings.attention is None and ("MATH", False) in seen
     assert all(attention is None for attention, compiled in seen if compiled)  # compile measured after the drop
     cache = json.loads((tmp_path / "cache" / "whisper-subtitler" / "tuning.json").read_text())

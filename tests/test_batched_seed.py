@@ -87,7 +87,7 @@ def sample_audio():
     utterances = [u for u in read_stm() if u.text.startswith(("I didn't", "And I'm", "Well,"))]
     pieces, speech, position = [], [], 0
     for u in utterances:
-        samples = source[round(u.start * SAMPLE_RATE): round(u.end * SAMPLE_RATE)]
+        samples = source[round(u.start * SAMPLE_RATE) : round(u.end * SAMPLE_RATE)]
         pieces += [np.zeros(SAMPLE_RATE, np.float32), samples, np.zeros(30 * SAMPLE_RATE, np.float32)]
         speech.append(((position + SAMPLE_RATE) / SAMPLE_RATE, (position + SAMPLE_RATE + len(samples)) / SAMPLE_RATE))
         position += sum(len(p) for p in pieces[-3:])
@@ -112,7 +112,8 @@ def _files(model, audio, speech, options, thresholds, batch_size=4) -> tuple[byt
     logger.setLevel(logging.DEBUG)
     try:
         transcript = BatchedTranscriber(model, options, batch_size=batch_size, thresholds=thresholds).transcribe(
-            audio, speech)
+            audio, speech
+        )
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
@@ -152,8 +153,9 @@ def test_the_seed_and_not_the_batch_decides_what_is_sampled(tiny, sample_audio):
     assert sampled == 3
     srt_b, _, _ = _files(tiny, audio, speech, hot, Thresholds(), batch_size=1)
     assert srt_a == srt_b  # one chunk per batch or four: the same draws
-    other, _, _ = _files(tiny, audio, speech, TranscribeOptions(language="en", temperatures=(1.0,), seed=1),
-                         Thresholds(), batch_size=3)
+    other, _, _ = _files(
+        tiny, audio, speech, TranscribeOptions(language="en", temperatures=(1.0,), seed=1), Thresholds(), batch_size=3
+    )
     assert other != srt_a  # the seed reaches the sampling
 
 

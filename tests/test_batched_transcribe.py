@@ -19,7 +19,8 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 # The benchmark clip's sentences (scripts/make_long_clip.py); the first 24 are about 4 minutes of speech.
 SENTENCES = tuple(
-    line for line in (ROOT / "scripts" / "long_clip_sentences.txt").read_text().splitlines()
+    line
+    for line in (ROOT / "scripts" / "long_clip_sentences.txt").read_text().splitlines()
     if line and not line.startswith("#")
 )[:24]
 PAUSES_S = (0.8, 2.5, 1.2, 4.0, 0.9, 6.0, 1.5)  # silences between the sentences, in turn
@@ -72,7 +73,8 @@ def batched(tiny, clean_speech, speech):
     from whisper_subtitler.decoding.transcriber import BatchedTranscriber
 
     return BatchedTranscriber(tiny, TranscribeOptions(), batch_size=4, model_name="tiny.en").transcribe(
-        clean_speech[0], speech)
+        clean_speech[0], speech
+    )
 
 
 def wer(reference: str, hypothesis: str) -> float:
@@ -82,7 +84,9 @@ def wer(reference: str, hypothesis: str) -> float:
 def test_batched_gives_the_same_words_as_the_sequential_path(tiny, clean_speech, speech, batched):
     from whisper_subtitler.transcribe import SequentialTranscriber
 
-    sequential = SequentialTranscriber(tiny, TranscribeOptions(), model_name="tiny.en").transcribe(clean_speech[0], speech)
+    sequential = SequentialTranscriber(tiny, TranscribeOptions(), model_name="tiny.en").transcribe(
+        clean_speech[0], speech
+    )
     assert wer(sequential.text, batched.text) <= 0.02
     assert wer(clean_speech[1], batched.text) <= 0.08  # and both are close to what was said (tiny.en: 0.05)
     assert batched.language == "en" and batched.model == "tiny.en"
@@ -102,8 +106,11 @@ def test_word_timestamps_are_in_audio_time(clean_speech, batched):
         candidates = [w.start for w in words if media.normalize(w.text) == first]
         assert min(abs(t - onset) for t in candidates) <= 0.4, (sentence, onset, candidates)
     # chunks follow the VAD: no segment spans one of the long pauses (2.5 s and more) between sentences
-    long_pauses = [onsets[i + 1] - PAUSES_S[i % len(PAUSES_S)] / 2 for i in range(len(onsets) - 1)
-                   if PAUSES_S[i % len(PAUSES_S)] >= 2.5]
+    long_pauses = [
+        onsets[i + 1] - PAUSES_S[i % len(PAUSES_S)] / 2
+        for i in range(len(onsets) - 1)
+        if PAUSES_S[i % len(PAUSES_S)] >= 2.5
+    ]
     assert not [(s.start, s.end) for s in batched.segments for t in long_pauses if s.start < t < s.end]
 
 
@@ -123,8 +130,9 @@ def test_batched_decoding_matches_whisper_decode_row_for_row(tiny, clean_speech,
     with torch.no_grad():
         features = tiny.encoder(mel)
     ours = decode_features(tiny, features, [token_budget(c.duration) for c in chunks], language="en")
-    reference = whisper.decode(tiny, features, whisper.DecodingOptions(language="en", without_timestamps=True,
-                                                                       fp16=False))
+    reference = whisper.decode(
+        tiny, features, whisper.DecodingOptions(language="en", without_timestamps=True, fp16=False)
+    )
     assert [d.text for d in ours] == [r.text for r in reference]
     assert [d.avg_logprob for d in ours] == pytest.approx([r.avg_logprob for r in reference], abs=1e-4)
     assert not any(d.truncated for d in ours)
@@ -150,12 +158,24 @@ def test_batched_alignment_gives_add_word_timestamps_words_and_times(tiny, clean
         features = tiny.encoder(mel)
     decoded = decode_features(tiny, features, [token_budget(c.duration) for c in chunks], language="en")
     tokenizer = get_tokenizer(False, language="en", task="transcribe")
-    ours = align_batch(tiny, tokenizer, [d.tokens for d in decoded], [d.token_probs for d in decoded], features,
-                       [len(p) for p in pieces])
+    ours = align_batch(
+        tiny,
+        tokenizer,
+        [d.tokens for d in decoded],
+        [d.token_probs for d in decoded],
+        features,
+        [len(p) for p in pieces],
+    )
     for d, piece, row_mel, words in zip(decoded, pieces, mel, ours):
         segment = {"seek": 0, "start": 0.0, "end": len(piece) / SAMPLE_RATE, "tokens": list(d.tokens)}
-        add_word_timestamps(segments=[segment], model=tiny, tokenizer=tokenizer, mel=row_mel,
-                            num_frames=len(piece) // 160, last_speech_timestamp=0.0)
+        add_word_timestamps(
+            segments=[segment],
+            model=tiny,
+            tokenizer=tokenizer,
+            mel=row_mel,
+            num_frames=len(piece) // 160,
+            last_speech_timestamp=0.0,
+        )
         reference = segment["words"]
         assert [w.text for w in words] == [w["word"] for w in reference]
         assert [w.start for w in words] == pytest.approx([w["start"] for w in reference], abs=0.021)
@@ -227,8 +247,11 @@ def test_speech_up_to_the_last_sample_is_transcribed(tiny, clean_speech, batched
     from whisper_subtitler.vad import speech_regions
 
     audio = clean_speech[0]
-    cut = Audio(samples=audio.samples[: len(audio.samples) - SAMPLE_RATE - SAMPLE_RATE // 2],
-                sample_rate=SAMPLE_RATE, source=audio.source)  # ends inside the last word
+    cut = Audio(
+        samples=audio.samples[: len(audio.samples) - SAMPLE_RATE - SAMPLE_RATE // 2],
+        sample_rate=SAMPLE_RATE,
+        source=audio.source,
+    )  # ends inside the last word
     speech = speech_regions(cut.samples)
     assert speech[-1][1] == pytest.approx(cut.duration, abs=0.05)
     out = BatchedTranscriber(tiny, TranscribeOptions(), batch_size=4).transcribe(cut, speech)

@@ -116,7 +116,9 @@ def test_cue_readability_figures_on_real_speech(transcribed):
 
     out, _ = transcribed
     script = Path(__file__).resolve().parent.parent / "scripts" / "cue_stats.py"
-    result = subprocess.run([sys.executable, str(script), str(out / "x.json"), "--json"], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, str(script), str(out / "x.json"), "--json"], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     figures = json.loads(result.stdout)
     print("cue figures on pyannote sample.wav:", figures)

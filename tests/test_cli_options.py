@@ -15,19 +15,31 @@ def test_version(cli):
 def test_help_documents_exit_codes(cli):
     result = cli("transcribe", "--help", env={"COLUMNS": "240", "TERMINAL_WIDTH": "240"})
     assert result.returncode == 0
-    for text in ("--gpu-backend", "--optimization-level", "--model", "--language", "--task", "--format",
-                 "--output-dir", "Exit codes", "130"):
+    for text in (
+        "--gpu-backend",
+        "--optimization-level",
+        "--model",
+        "--language",
+        "--task",
+        "--format",
+        "--output-dir",
+        "Exit codes",
+        "130",
+    ):
         assert text in result.stdout
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--gpu-backend", "tpu"], "tpu"),
-    (["--optimization-level", "7"], "optimization-level"),
-    (["--task", "summarize"], "summarize"),
-    (["--format", "srt,docx"], "docx"),
-    (["--language", "klingon"], "klingon"),
-    (["--seed", "often"], "--seed"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--gpu-backend", "tpu"], "tpu"),
+        (["--optimization-level", "7"], "optimization-level"),
+        (["--task", "summarize"], "summarize"),
+        (["--format", "srt,docx"], "docx"),
+        (["--language", "klingon"], "klingon"),
+        (["--seed", "often"], "--seed"),
+    ],
+)
 def test_invalid_values_are_usage_errors(tmp_path, cli, args, needle):
     clip = tmp_path / "a.wav"
     clip.write_bytes(b"RIFF")
@@ -57,8 +69,9 @@ def test_unavailable_backend_falls_back_or_fails(machine, tmp_path, monkeypatch)
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
     missing = str(tmp_path / "missing.wav")  # the file is never reached in the failing case
-    fell_back = CliRunner().invoke(app, ["transcribe", missing, "--gpu-backend", "cuda", "--model", "tiny.en",
-                                         "--no-diarize"])
+    fell_back = CliRunner().invoke(
+        app, ["transcribe", missing, "--gpu-backend", "cuda", "--model", "tiny.en", "--no-diarize"]
+    )
     assert fell_back.exit_code == 1, fell_back.output  # the batch ran (on the CPU) and reported the missing file
     said = " ".join(fell_back.output.split())  # Rich wraps the log lines
     assert "cuda is not available" in said and "falling back to the CPU" in said and "missing.wav: no such file" in said

@@ -118,8 +118,10 @@ def test_short_words_close_together_share_one_cue():
 
 
 def test_sentence_end_is_preferred_as_cue_boundary():
-    text = ("We finished the first version of the tool last week. "
-            "Now we want to measure how well it works on long recordings with several speakers.")
+    text = (
+        "We finished the first version of the tool last week. "
+        "Now we want to measure how well it works on long recordings with several speakers."
+    )
     cues = build_cues(transcript_of(words_of(text)))
     assert cues[0].words[-1].text.strip() == "week."
 
@@ -156,8 +158,13 @@ def test_segments_without_word_timestamps_get_cues():
 
 def test_words_with_broken_times_are_repaired_not_passed_through():
     words = words_of("one two three four five six")
-    broken = [words[0], replace(words[1], start=float("nan"), end=float("nan")),
-              replace(words[2], start=-1.0), replace(words[3], end=words[3].start - 1), *words[4:]]
+    broken = [
+        words[0],
+        replace(words[1], start=float("nan"), end=float("nan")),
+        replace(words[2], start=-1.0),
+        replace(words[3], end=words[3].start - 1),
+        *words[4:],
+    ]
     cues = build_cues(transcript_of(broken))
     assert_hard_rules(cues)
     times = [t for c in cues for w in c.words for t in (w.start, w.end)]

@@ -74,8 +74,9 @@ def test_segment_whisper_scores_as_silence_is_dropped():
     ok = words_of("Hello there.")
     silent = words_of("Bye.", 5.0)
     t = transcript_of(ok)
-    t = Transcript((*t.segments, Segment(5.0, 5.5, " Bye.", tuple(silent), no_speech_prob=0.9, avg_logprob=-1.5)),
-                   "en", 8.0)
+    t = Transcript(
+        (*t.segments, Segment(5.0, 5.5, " Bye.", tuple(silent), no_speech_prob=0.9, avg_logprob=-1.5)), "en", 8.0
+    )
     assert [c.lines for c in build_cues(t)] == [("Hello there.",)]
 
 

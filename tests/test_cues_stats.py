@@ -46,8 +46,9 @@ def test_script_prints_the_figures_of_a_saved_transcript(tmp_path):
     assert figures["cues"] >= 4 and figures["words"] == len(transcript.words)
     assert figures["within_line_width_pct"] == figures["within_line_count_pct"] == 100.0
     assert figures["overlaps"] == 0 and figures["within_cps_where_possible_pct"] >= 95.0
-    narrow = subprocess.run([sys.executable, str(SCRIPT), str(path), "--max-line-width", "20"],
-                            capture_output=True, text=True)
+    narrow = subprocess.run(
+        [sys.executable, str(SCRIPT), str(path), "--max-line-width", "20"], capture_output=True, text=True
+    )
     assert narrow.returncode == 0 and "max_line_width_seen" in narrow.stdout
 
 

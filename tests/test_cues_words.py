@@ -11,8 +11,12 @@ from whisper_subtitler.types import Segment, Word
 
 
 def seg(words, text=None, start=None, end=None):
-    return Segment(words[0].start if start is None else start, words[-1].end if end is None else end,
-                   text or "".join(w.text for w in words), tuple(words))
+    return Segment(
+        words[0].start if start is None else start,
+        words[-1].end if end is None else end,
+        text or "".join(w.text for w in words),
+        tuple(words),
+    )
 
 
 def repair(segments, duration=100.0, spaceless=False):

@@ -23,7 +23,7 @@ def tiny_features():
     model = load_whisper(resolve_model("tiny.en"), device="cpu")
     set_decoder_kernels(model, True)
     audio = whisper.load_audio(str(media.SAMPLE_WAV))
-    pieces = [audio[int(6.5 * 16000):], audio[16 * 16000: 26 * 16000], audio[2 * 16000: 6 * 16000]]
+    pieces = [audio[int(6.5 * 16000) :], audio[16 * 16000 : 26 * 16000], audio[2 * 16000 : 6 * 16000]]
     mel = torch.stack([whisper.log_mel_spectrogram(whisper.pad_or_trim(torch.from_numpy(p)), 80) for p in pieces])
     with torch.no_grad():
         return model, model.encoder(mel)
@@ -67,6 +67,7 @@ def test_a_failing_compiled_step_falls_back_to_eager_decoding(tiny_features, mon
     def broken():
         def step(*args, **kwargs):
             raise RuntimeError("InvalidCxxCompiler: No working C++ compiler found")
+
         return step
 
     eager = ChunkTranscriber(model, TranscribeOptions(), batch_size=4).transcribe(chunks, source)

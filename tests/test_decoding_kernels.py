@@ -36,7 +36,7 @@ def mel():
     import whisper
 
     audio = whisper.load_audio(str(media.SAMPLE_WAV))
-    pieces = [audio[int(6.5 * 16000):], audio[16 * 16000: 26 * 16000]]
+    pieces = [audio[int(6.5 * 16000) :], audio[16 * 16000 : 26 * 16000]]
     return torch.stack([whisper.log_mel_spectrogram(whisper.pad_or_trim(torch.from_numpy(p)), 80) for p in pieces])
 
 
@@ -75,8 +75,9 @@ def test_word_alignment_is_unchanged(models, mel):
 
     plain, _ = models
     tokenizer = get_tokenizer(False, language="en", task="transcribe")
-    text = whisper.decode(plain, mel[0], whisper.DecodingOptions(language="en", fp16=False,
-                                                                 without_timestamps=True)).tokens
+    text = whisper.decode(
+        plain, mel[0], whisper.DecodingOptions(language="en", fp16=False, without_timestamps=True)
+    ).tokens
     timings = [find_alignment(m, tokenizer, text, mel[0], 3000) for m in models]
     assert [t.word for t in timings[1]] == [t.word for t in timings[0]]
     assert [t.start for t in timings[1]] == pytest.approx([t.start for t in timings[0]], abs=0.021)
@@ -114,7 +115,8 @@ def test_pinned_attention_kernel_is_used_and_decodes_the_same_text(models, mel):
         for name in ("FLASH_ATTENTION", *ATTENTION_KERNELS["cpu"]):
             with attention_kernel(name):
                 assert [d.tokens for d in decode_features(fast, features, [120, 120], language="en")] == [
-                    d.tokens for d in reference]
+                    d.tokens for d in reference
+                ]
                 assert torch.allclose(fast.encoder(mel), features, atol=1e-3)
         with attention_kernel("EFFICIENT_ATTENTION"), pytest.raises(RuntimeError, match="No viable backend"):
             fast.encoder(mel)

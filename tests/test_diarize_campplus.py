@@ -58,8 +58,8 @@ def test_masks_select_the_speaker(model, voices):
     frames = 100  # any frame rate: pyannote's StatsPool interpolates the weights
     first = torch.zeros(2, frames)
     first[0, : frames // 2] = 1  # row 0: the A half; row 1: the B half
-    first[1, frames // 2:] = 1
-    (on_a, on_b), = [embed(model, both, both, weights=first)]
+    first[1, frames // 2 :] = 1
+    ((on_a, on_b),) = [embed(model, both, both, weights=first)]
     a, b = embed(model, voices["a1"], voices["b1"])
     assert cosine(on_a, a) > cosine(on_a, b) and cosine(on_b, b) > cosine(on_b, a)
 
@@ -70,5 +70,5 @@ def test_repeated_windows_give_the_same_embeddings_as_one_by_one(model, voices):
     a, b = voices["a1"], voices["b1"]
     weights = torch.rand(5, 50)
     batched = embed(model, a, a, a, b, b, weights=weights)
-    one_by_one = np.vstack([embed(model, s, weights=weights[i: i + 1]) for i, s in enumerate([a, a, a, b, b])])
+    one_by_one = np.vstack([embed(model, s, weights=weights[i : i + 1]) for i, s in enumerate([a, a, a, b, b])])
     np.testing.assert_allclose(batched, one_by_one, rtol=1e-4, atol=1e-4)

@@ -33,8 +33,17 @@ def read_rttm_turns(path):
 @pytest.mark.slow
 def test_sample_rttm_from_the_cli_has_der_at_most_10_percent(cli, tmp_path):
     source = shutil.copy(media.SAMPLE_WAV, tmp_path / "sample.wav")
-    result = cli("transcribe", str(source), "--diarize", "--format", "rttm", "--model", "tiny.en",
-                 "--output-dir", str(tmp_path / "out"))
+    result = cli(
+        "transcribe",
+        str(source),
+        "--diarize",
+        "--format",
+        "rttm",
+        "--model",
+        "tiny.en",
+        "--output-dir",
+        str(tmp_path / "out"),
+    )
     assert result.returncode == 0, result.stderr
     rttm = tmp_path / "out" / "sample.rttm"
     assert rttm.read_text().startswith("SPEAKER sample 1 ")
@@ -47,9 +56,22 @@ def test_sample_rttm_from_the_cli_has_der_at_most_10_percent(cli, tmp_path):
 def test_two_voice_clip_srt_shows_the_right_speaker_on_each_cue(cli, clip, tmp_path):
     import srt
 
-    result = cli("transcribe", str(clip.wav), "--num-speakers", "2", "--speaker-names", "Ann,Bob",
-                 "--format", "srt,rttm", "--model", "tiny.en", "--output-dir", str(tmp_path),
-                 "--speaker-style", "label")  # the label on every cue, to check each cue's speaker
+    result = cli(
+        "transcribe",
+        str(clip.wav),
+        "--num-speakers",
+        "2",
+        "--speaker-names",
+        "Ann,Bob",
+        "--format",
+        "srt,rttm",
+        "--model",
+        "tiny.en",
+        "--output-dir",
+        str(tmp_path),
+        "--speaker-style",
+        "label",
+    )  # the label on every cue, to check each cue's speaker
     assert result.returncode == 0, result.stderr
     turns = read_rttm_turns(tmp_path / "two_voices.rttm")
     assert {t.speaker for t in turns} == {"Ann", "Bob"}  # --num-speakers 2 and the names
@@ -84,9 +106,18 @@ def test_rttm_without_diarization_is_a_usage_error(cli, clip):
 @pytest.mark.parametrize("extra", [(), ("-vv",)])
 def test_fake_hf_token_appears_nowhere_when_loading_fails(cli, clip, tmp_path, extra):
     """A hub pipeline that cannot be fetched (offline): one error line with the fix, exit 3, no token anywhere."""
-    result = cli("transcribe", str(clip.wav), "--diarization-model", "pyannote/speaker-diarization-community-1",
-                 "--model", "tiny.en", "--output-dir", str(tmp_path), *extra,
-                 env={"HF_TOKEN": FAKE_TOKEN, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")})
+    result = cli(
+        "transcribe",
+        str(clip.wav),
+        "--diarization-model",
+        "pyannote/speaker-diarization-community-1",
+        "--model",
+        "tiny.en",
+        "--output-dir",
+        str(tmp_path),
+        *extra,
+        env={"HF_TOKEN": FAKE_TOKEN, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")},
+    )
     assert result.returncode == 3, result.stderr
     assert FAKE_TOKEN not in result.stdout + result.stderr
     assert FAKE_TOKEN[3:12] not in result.stdout + result.stderr  # not even a part of it
@@ -95,8 +126,9 @@ def test_fake_hf_token_appears_nowhere_when_loading_fails(cli, clip, tmp_path, e
 
 
 def test_format_all_without_diarization_is_not_an_rttm_request(cli, clip, tmp_path):
-    result = cli("transcribe", str(clip.wav), "--format", "all", "--no-diarize", "--dry-run",
-                 "--output-dir", str(tmp_path))
+    result = cli(
+        "transcribe", str(clip.wav), "--format", "all", "--no-diarize", "--dry-run", "--output-dir", str(tmp_path)
+    )
     assert result.returncode == 0, result.stderr
     assert "two_voices.srt" in result.stdout and "two_voices.ass" in result.stdout
     assert "two_voices.rttm" not in result.stdout  # without speaker turns an RTTM would be empty: not written

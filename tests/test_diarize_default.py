@@ -15,10 +15,12 @@ from tests.media_speech import VOICE_A, conversation
 @pytest.fixture(scope="module")
 def monologue(tmp_path_factory):
     """One espeak-ng voice, four sentences with pauses: one speaker."""
-    script = [(VOICE_A, "The train to the coast leaves every hour from platform four."),
-              (VOICE_A, "I have never seen so many people at the farmers market."),
-              (VOICE_A, "Please remember to water the plants while I am away."),
-              (VOICE_A, "The results of the survey will be published next week.")]
+    script = [
+        (VOICE_A, "The train to the coast leaves every hour from platform four."),
+        (VOICE_A, "I have never seen so many people at the farmers market."),
+        (VOICE_A, "Please remember to water the plants while I am away."),
+        (VOICE_A, "The results of the survey will be published next week."),
+    ]
     return conversation(script, tmp_path_factory.mktemp("mono") / "monologue.wav", gaps=(0.8,))
 
 
@@ -30,15 +32,34 @@ def words_speakers(path) -> set:
 @pytest.mark.slow
 def test_two_speakers_are_labelled_by_default_and_not_with_no_diarize(cli, tmp_path):
     source = shutil.copy(media.SAMPLE_WAV, tmp_path / "sample.wav")
-    default = cli("transcribe", str(source), "--model", "tiny.en", "--format", "srt,json", "--json",
-                  "--output-dir", str(tmp_path / "on"))
+    default = cli(
+        "transcribe",
+        str(source),
+        "--model",
+        "tiny.en",
+        "--format",
+        "srt,json",
+        "--json",
+        "--output-dir",
+        str(tmp_path / "on"),
+    )
     assert default.returncode == 0, default.stderr
     assert words_speakers(tmp_path / "on" / "sample.json") == {"SPEAKER_00", "SPEAKER_01"}
     assert "diarize" in json.loads(default.stdout)["files"][0]["timings"]
     assert "[SPEAKER_0" in (tmp_path / "on" / "sample.srt").read_text()
 
-    off = cli("transcribe", str(source), "--model", "tiny.en", "--format", "srt,json", "--no-diarize", "--json",
-              "--output-dir", str(tmp_path / "off"))
+    off = cli(
+        "transcribe",
+        str(source),
+        "--model",
+        "tiny.en",
+        "--format",
+        "srt,json",
+        "--no-diarize",
+        "--json",
+        "--output-dir",
+        str(tmp_path / "off"),
+    )
     assert off.returncode == 0, off.stderr
     data = json.loads((tmp_path / "off" / "sample.json").read_text())
     assert words_speakers(tmp_path / "off" / "sample.json") == {None}
@@ -48,8 +69,16 @@ def test_two_speakers_are_labelled_by_default_and_not_with_no_diarize(cli, tmp_p
 
 @pytest.mark.slow
 def test_one_speaker_gets_no_labels_in_any_format(cli, monologue, tmp_path):
-    result = cli("transcribe", str(monologue.wav), "--model", "tiny.en", "--format", "srt,vtt,txt,ass,json",
-                 "--output-dir", str(tmp_path))
+    result = cli(
+        "transcribe",
+        str(monologue.wav),
+        "--model",
+        "tiny.en",
+        "--format",
+        "srt,vtt,txt,ass,json",
+        "--output-dir",
+        str(tmp_path),
+    )
     assert result.returncode == 0, result.stderr
     assert words_speakers(tmp_path / "monologue.json") == {None}
     assert json.loads((tmp_path / "monologue.json").read_text())["turns"]  # diarization ran and found turns
@@ -85,8 +114,9 @@ def test_missing_pyannote_turns_the_default_off_but_fails_an_explicit_diarize(mo
     from whisper_subtitler.errors import MissingRequirementError
 
     def preflight(options):
-        raise MissingRequirementError("speaker diarization needs pyannote.audio, which cannot be imported",
-                                      hint="install the diarization extra")
+        raise MissingRequirementError(
+            "speaker diarization needs pyannote.audio, which cannot be imported", hint="install the diarization extra"
+        )
 
     monkeypatch.setattr(diarize, "preflight", preflight)
     result = CliRunner().invoke(app, ["transcribe", str(tmp_path / "missing.wav"), *explicit])

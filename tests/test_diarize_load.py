@@ -54,12 +54,15 @@ def leaks(error: BaseException, capsys, caplog) -> bool:
     return FAKE_TOKEN in text
 
 
-@pytest.mark.parametrize("raised, expected", [
-    ("GatedRepoError", "accept the conditions at https://hf.co/" + HUB_ID),
-    ("RepositoryNotFoundError", "HF_TOKEN"),
-    ("LocalEntryNotFoundError", "offline default"),
-    ("RuntimeError", "HF_TOKEN"),
-])
+@pytest.mark.parametrize(
+    "raised, expected",
+    [
+        ("GatedRepoError", "accept the conditions at https://hf.co/" + HUB_ID),
+        ("RepositoryNotFoundError", "HF_TOKEN"),
+        ("LocalEntryNotFoundError", "offline default"),
+        ("RuntimeError", "HF_TOKEN"),
+    ],
+)
 def test_hub_failures_become_one_error_with_the_fix_and_no_token(hub, raised, expected, capsys, caplog):
     import huggingface_hub.errors as hf_errors
 
@@ -109,7 +112,11 @@ def test_a_local_pipeline_folder_is_loaded_with_its_parameters(tmp_path):
         diarizer = load_diarizer(DiarizationOptions(model=str(source)))
         pipeline = diarizer._pipeline
         assert diarizer.name == f"local pipeline {source}"
-        assert (pipeline.clustering.threshold, pipeline.clustering.method, pipeline.embedding_batch_size) == (0.45, "average", 8)
+        assert (pipeline.clustering.threshold, pipeline.clustering.method, pipeline.embedding_batch_size) == (
+            0.45,
+            "average",
+            8,
+        )
         diarizer.close()
         with pytest.raises(Exception, match="released"):
             diarizer(None)

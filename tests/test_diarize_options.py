@@ -28,10 +28,19 @@ def test_min_greater_than_max_is_a_usage_error():
     assert "--min-speakers (3)" in e.value.message and "--max-speakers (2)" in e.value.message
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"num_speakers": 0}, {"min_speakers": -1}, {"max_speakers": 0}, {"num_speakers": True}, {"num_speakers": 2.0},
-    {"num_speakers": 5, "max_speakers": 4}, {"num_speakers": 1, "min_speakers": 2}, {"model": "  "},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"num_speakers": 0},
+        {"min_speakers": -1},
+        {"max_speakers": 0},
+        {"num_speakers": True},
+        {"num_speakers": 2.0},
+        {"num_speakers": 5, "max_speakers": 4},
+        {"num_speakers": 1, "min_speakers": 2},
+        {"model": "  "},
+    ],
+)
 def test_invalid_values_are_usage_errors(kwargs):
     with pytest.raises(UsageError):
         DiarizationOptions(**kwargs)
@@ -46,8 +55,10 @@ def test_importing_the_package_loads_neither_torch_nor_pyannote():
     import subprocess
     import sys
 
-    code = ("import sys, whisper_subtitler.diarize, whisper_subtitler.speakers; "
-            "print(sorted(m for m in ('torch', 'pyannote.audio', 'numpy') if m in sys.modules))")
+    code = (
+        "import sys, whisper_subtitler.diarize, whisper_subtitler.speakers; "
+        "print(sorted(m for m in ('torch', 'pyannote.audio', 'numpy') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

@@ -23,7 +23,9 @@ import torchaudio  # noqa: E402
 
 
 def test_pyannote_version_is_the_tested_one():
-    assert pyannote_compat.TESTED_PYANNOTE[0] <= pyannote_compat.pyannote_version() < pyannote_compat.TESTED_PYANNOTE[1], (
+    assert (
+        pyannote_compat.TESTED_PYANNOTE[0] <= pyannote_compat.pyannote_version() < pyannote_compat.TESTED_PYANNOTE[1]
+    ), (
         f"pyannote.audio {pyannote.audio.__version__} is outside the tested range: re-check every workaround "
         "in pyannote_compat.py and the offline pipeline (embedded.py, campplus.py)"
     )
@@ -78,19 +80,29 @@ def test_telemetry_is_off_unless_the_user_turns_it_on():
     assert pyannote_compat.TELEMETRY_ENV in inspect.getsource(metrics.is_metrics_enabled), (
         "pyannote reads another setting for telemetry now: update pyannote_compat.TELEMETRY_ENV"
     )
-    code = ("import whisper_subtitler.diarize.pyannote_compat\n"
-            "from pyannote.audio.telemetry.metrics import is_metrics_enabled\nprint(is_metrics_enabled())")
+    code = (
+        "import whisper_subtitler.diarize.pyannote_compat\n"
+        "from pyannote.audio.telemetry.metrics import is_metrics_enabled\nprint(is_metrics_enabled())"
+    )
     env = {k: v for k, v in os.environ.items() if k != pyannote_compat.TELEMETRY_ENV}
     off = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    on = subprocess.run([sys.executable, "-c", code], env=env | {pyannote_compat.TELEMETRY_ENV: "true"},
-                        capture_output=True, text=True, check=True)
+    on = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env | {pyannote_compat.TELEMETRY_ENV: "true"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert (off.stdout.strip(), on.stdout.strip()) == ("False", "True")
 
 
 def test_pyannote_prints_go_to_the_log_redacted(capsys, caplog):
     # The CLI sets the "whisper_subtitler" logger's level; earlier tests in the same process may have run it.
-    with caplog.at_level(logging.INFO), caplog.at_level(logging.INFO, logger="whisper_subtitler"), \
-            pyannote_compat.stdout_to_log():
+    with (
+        caplog.at_level(logging.INFO),
+        caplog.at_level(logging.INFO, logger="whisper_subtitler"),
+        pyannote_compat.stdout_to_log(),
+    ):
         print("Found only 1 clusters.\nuse token='hf_abcdefghijklmnop' please")
     assert capsys.readouterr().out == ""
     assert "Found only 1 clusters." in caplog.text and "hf_abcdefghijklmnop" not in caplog.text

@@ -17,8 +17,11 @@ def test_rttm_is_registered_and_not_cue_based():
 
 
 def test_one_speaker_line_per_turn_sorted_with_millisecond_times():
-    turns = [SpeakerTurn(10.4597, 14.7459, "SPEAKER_01"), SpeakerTurn(6.7303, 7.1691, "SPEAKER_00"),
-             SpeakerTurn(10.4597, 10.9828, "SPEAKER_00")]
+    turns = [
+        SpeakerTurn(10.4597, 14.7459, "SPEAKER_01"),
+        SpeakerTurn(6.7303, 7.1691, "SPEAKER_00"),
+        SpeakerTurn(10.4597, 10.9828, "SPEAKER_00"),
+    ]
     assert render("rttm", transcript(turns), ()) == (
         "SPEAKER My_Talk 1 6.730 0.439 <NA> <NA> SPEAKER_00 <NA> <NA>\n"
         "SPEAKER My_Talk 1 10.460 0.523 <NA> <NA> SPEAKER_00 <NA> <NA>\n"
@@ -45,5 +48,7 @@ def test_round_trip_through_pyannote_reader(tmp_path):
     path = tmp_path / "talk.rttm"
     path.write_text(render("rttm", transcript(turns, source="talk.wav"), ()))
     annotation = load_rttm(str(path))["talk"]
-    read = sorted((round(s.start, 3), round(s.end, 3), label) for s, _, label in annotation.itertracks(yield_label=True))
+    read = sorted(
+        (round(s.start, 3), round(s.end, 3), label) for s, _, label in annotation.itertracks(yield_label=True)
+    )
     assert read == [(0.5, 2.25, "SPEAKER_00"), (2.0, 4.0, "SPEAKER_01"), (5.0, 6.0, "SPEAKER_00")]

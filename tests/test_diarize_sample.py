@@ -69,11 +69,14 @@ def test_two_voice_clip_der_at_most_10_percent(diarizer, clip, clip_audio):
     assert len({t.speaker for t in turns}) == 2
 
 
-@pytest.mark.parametrize("options, expected", [
-    (DiarizationOptions(num_speakers=1), 1),
-    (DiarizationOptions(max_speakers=1), 1),
-    (DiarizationOptions(num_speakers=3), 3),
-])
+@pytest.mark.parametrize(
+    "options, expected",
+    [
+        (DiarizationOptions(num_speakers=1), 1),
+        (DiarizationOptions(max_speakers=1), 1),
+        (DiarizationOptions(num_speakers=3), 3),
+    ],
+)
 def test_speaker_counts_are_honoured(diarizer, clip_audio, options, expected):
     turns = diarizer.with_options(options)(clip_audio)
     assert len({t.speaker for t in turns}) == expected

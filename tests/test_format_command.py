@@ -26,8 +26,21 @@ def transcript_json(tmp_path):
 
 def test_format_renders_with_other_rules(transcript_json, tmp_path):
     out = tmp_path / "out"
-    result = runner.invoke(app, ["format", str(transcript_json), "--format", "srt,vtt", "--max-line-width", "30",
-                                 "--max-lines", "1", "-o", str(out)])
+    result = runner.invoke(
+        app,
+        [
+            "format",
+            str(transcript_json),
+            "--format",
+            "srt,vtt",
+            "--max-line-width",
+            "30",
+            "--max-lines",
+            "1",
+            "-o",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     text = (out / "talk.srt").read_text(encoding="utf-8")
     assert srt.compose(srt.parse(text)) == text
@@ -55,8 +68,10 @@ def test_existing_outputs_are_kept_unless_overwrite(transcript_json):
 
 
 def test_bom_crlf_and_word_level_reach_the_files(transcript_json, tmp_path):
-    result = runner.invoke(app, ["format", str(transcript_json), "-f", "srt,vtt", "--bom", "--crlf", "--word-level",
-                                 "-o", str(tmp_path / "o")])
+    result = runner.invoke(
+        app,
+        ["format", str(transcript_json), "-f", "srt,vtt", "--bom", "--crlf", "--word-level", "-o", str(tmp_path / "o")],
+    )
     assert result.exit_code == 0, result.output
     data = (tmp_path / "o" / "talk.srt").read_bytes()
     assert data.startswith(b"\xef\xbb\xbf") and b"\r\n" in data

@@ -24,10 +24,13 @@ def test_rearranged_conversation_has_exact_references(tmp_path):
         old = by_text[u.speaker, u.text]
         a, b = round(u.start * SAMPLE_RATE), round(old.start * SAMPLE_RATE)
         n = round(u.end * SAMPLE_RATE) - a
-        assert np.array_equal(samples[a:a + n], np.round(source[b:b + n] * 32767) / 32768)  # 16-bit round trip
-    assert read_stm(conv.stm) == tuple(sorted(
-        (type(u)(u.speaker, round(u.start, 3), round(u.end, 3), u.text) for u in conv.utterances),
-        key=lambda u: (u.start, u.end)))
+        assert np.array_equal(samples[a : a + n], np.round(source[b : b + n] * 32767) / 32768)  # 16-bit round trip
+    assert read_stm(conv.stm) == tuple(
+        sorted(
+            (type(u)(u.speaker, round(u.start, 3), round(u.end, 3), u.text) for u in conv.utterances),
+            key=lambda u: (u.start, u.end),
+        )
+    )
     assert len(conv.rttm.read_text().splitlines()) == len(original)
 
 

@@ -58,8 +58,9 @@ def test_converted_model_decodes_like_faster_whisper(tiny_folder, tmp_path):
     faster_whisper = pytest.importorskip("faster_whisper")
     import whisper
 
-    clip = media.espeak("The quick brown fox jumps over the lazy dog. Subtitles should be easy to read.",
-                        tmp_path / "fox.wav")
+    clip = media.espeak(
+        "The quick brown fox jumps over the lazy dog. Subtitles should be easy to read.", tmp_path / "fox.wav"
+    )
     samples = whisper.load_audio(str(clip))
     model = load_whisper(resolve_model(str(tiny_folder)))
     ours = whisper.decode(
@@ -69,8 +70,13 @@ def test_converted_model_decodes_like_faster_whisper(tiny_folder, tmp_path):
     ).text
     reference = faster_whisper.WhisperModel(str(tiny_folder), device="cpu", compute_type="float32")
     segments, _ = reference.transcribe(
-        samples, language="en", beam_size=1, temperature=0.0, without_timestamps=True,
-        condition_on_previous_text=False, vad_filter=False,
+        samples,
+        language="en",
+        beam_size=1,
+        temperature=0.0,
+        without_timestamps=True,
+        condition_on_previous_text=False,
+        vad_filter=False,
     )
     theirs = "".join(s.text for s in segments)
     assert ours.strip() == theirs.strip()
@@ -157,8 +163,9 @@ def test_a_bad_model_ends_the_batch_once_before_any_file(model, tmp_path, cli):
         media.ffmpeg("-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-ar", "16000", str(clip))
     (tmp_path / "not-a-model").mkdir()
     given = {"missing-folder": str(tmp_path / "missing" / "folder"), "not-a-model": str(tmp_path / "not-a-model")}
-    result = cli("transcribe", *map(str, clips), "--model", given.get(model, model), "--no-diarize",
-                 "-o", str(tmp_path / "out"))
+    result = cli(
+        "transcribe", *map(str, clips), "--model", given.get(model, model), "--no-diarize", "-o", str(tmp_path / "out")
+    )
     assert result.returncode == 3, result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and Path(given.get(model, model)).name in errors[0], result.stderr

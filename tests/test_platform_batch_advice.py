@@ -36,7 +36,10 @@ def test_parameter_count_matches_openai_whisper_exactly(name):
 
 def test_published_model_sizes():
     # openai/whisper README: tiny 39 M, base 74 M, small 244 M, medium 769 M, large 1550 M, turbo 809 M parameters.
-    millions = {n: round(parameter_count(WHISPER_DIMS[n]) / 1e6) for n in ("tiny", "base", "small", "medium", "large-v3", "turbo")}
+    millions = {
+        n: round(parameter_count(WHISPER_DIMS[n]) / 1e6)
+        for n in ("tiny", "base", "small", "medium", "large-v3", "turbo")
+    }
     assert millions == {"tiny": 37, "base": 72, "small": 241, "medium": 762, "large-v3": 1542, "turbo": 807}
 
 
@@ -77,8 +80,9 @@ def test_materialized_attention_scores_raise_the_encoder_row():
 
 def _gpu(total_gib: float, free_gib: float | None = None, backend: str = "cuda") -> Device:
     free = None if free_gib is None else int(free_gib * GIB)
-    return Device(backend, "cuda", "test GPU", "NVIDIA", "Hopper", "9.0", total_memory=int(total_gib * GIB),
-                  free_memory=free)
+    return Device(
+        backend, "cuda", "test GPU", "NVIDIA", "Hopper", "9.0", total_memory=int(total_gib * GIB), free_memory=free
+    )
 
 
 def test_more_memory_never_gives_a_smaller_batch_and_larger_models_never_a_larger_one():
@@ -87,8 +91,10 @@ def test_more_memory_never_gives_a_smaller_batch_and_larger_models_never_a_large
         assert sizes == sorted(sizes), model
         assert max(sizes) <= GPU_BATCH_CAP
     for gib in (6, 12, 24):
-        order = [recommend_batch_size(m, _gpu(gib, gib), "float16").batch_size
-                 for m in ("tiny", "base", "small", "medium", "large-v3")]
+        order = [
+            recommend_batch_size(m, _gpu(gib, gib), "float16").batch_size
+            for m in ("tiny", "base", "small", "medium", "large-v3")
+        ]
         assert order == sorted(order, reverse=True), gib
 
 

@@ -12,21 +12,39 @@ from whisper_subtitler.platform import architectures as arch
 from whisper_subtitler.platform.machine import GIB, GpuProbe, Probe, describe
 
 _LINUX_CPU = dict(
-    os_name="Linux", machine="x86_64", cpu_name="AMD EPYC 9454", cpu_flags=frozenset({"avx2", "avx512f"}),
-    cpu_count=32, cpu_physical_cores=16, ram_total=256 * GIB, ram_available=200 * GIB,
+    os_name="Linux",
+    machine="x86_64",
+    cpu_name="AMD EPYC 9454",
+    cpu_flags=frozenset({"avx2", "avx512f"}),
+    cpu_count=32,
+    cpu_physical_cores=16,
+    ram_total=256 * GIB,
+    ram_available=200 * GIB,
 )
 
 
 def _cuda(name: str, cc: tuple[int, int], total: int, sms: int, free: int | None = None) -> Probe:
     gpu = GpuProbe(0, name, total, cc[0], cc[1], None, sms, free)
-    return Probe(torch_version="2.9.0+cu128", cuda_version="12.8", cudnn_version=91002, driver_version="570.133.20",
-                 gpus=(gpu,), **_LINUX_CPU)
+    return Probe(
+        torch_version="2.9.0+cu128",
+        cuda_version="12.8",
+        cudnn_version=91002,
+        driver_version="570.133.20",
+        gpus=(gpu,),
+        **_LINUX_CPU,
+    )
 
 
 def _rocm(name: str, gcn: str, cc: tuple[int, int], total: int, cus: int) -> Probe:
     gpu = GpuProbe(0, name, total, cc[0], cc[1], gcn, cus, None)
-    return Probe(torch_version="2.9.0+rocm6.4", hip_version="6.4.43482", cudnn_version=3004000,
-                 driver_version="6.12.12", gpus=(gpu,), **_LINUX_CPU)
+    return Probe(
+        torch_version="2.9.0+rocm6.4",
+        hip_version="6.4.43482",
+        cudnn_version=3004000,
+        driver_version="6.12.12",
+        gpus=(gpu,),
+        **_LINUX_CPU,
+    )
 
 
 # Memory sizes as torch reports them (bytes); free memory where the probe would have asked for it.
@@ -40,16 +58,37 @@ MACHINES: dict[str, Probe] = {
     "mi300x": _rocm("AMD Instinct MI300X", "gfx942:sramecc+:xnack-", (9, 4), 205_822_885_888, 304),
     "rx7900xtx": _rocm("Radeon RX 7900 XTX", "gfx1100", (11, 0), 25_753_026_560, 48),
     "m2": Probe(
-        torch_version="2.9.0", mps_built=True, mps_available=True, apple_chip="Apple M2",
-        mps_total_memory=11_453_251_584, mps_free_memory=11_453_251_584, os_name="Darwin", machine="arm64",
-        cpu_name="Apple M2", cpu_count=8, cpu_physical_cores=8, ram_total=16 * GIB, ram_available=10 * GIB,
+        torch_version="2.9.0",
+        mps_built=True,
+        mps_available=True,
+        apple_chip="Apple M2",
+        mps_total_memory=11_453_251_584,
+        mps_free_memory=11_453_251_584,
+        os_name="Darwin",
+        machine="arm64",
+        cpu_name="Apple M2",
+        cpu_count=8,
+        cpu_physical_cores=8,
+        ram_total=16 * GIB,
+        ram_available=10 * GIB,
     ),
     "cpu": Probe(torch_version="2.13.0+cpu", **_LINUX_CPU),
-    "cuda_no_driver": Probe(torch_version="2.9.0+cu128", cuda_version="12.8",
-                            gpu_error="no GPU visible (driver missing, or CUDA_VISIBLE_DEVICES/HIP_VISIBLE_DEVICES empty)",
-                            **_LINUX_CPU),
-    "mac_no_mps": Probe(torch_version="2.9.0", mps_built=True, mps_available=False, os_name="Darwin",
-                        machine="arm64", cpu_name="Apple M1", cpu_count=8, ram_total=8 * GIB),
+    "cuda_no_driver": Probe(
+        torch_version="2.9.0+cu128",
+        cuda_version="12.8",
+        gpu_error="no GPU visible (driver missing, or CUDA_VISIBLE_DEVICES/HIP_VISIBLE_DEVICES empty)",
+        **_LINUX_CPU,
+    ),
+    "mac_no_mps": Probe(
+        torch_version="2.9.0",
+        mps_built=True,
+        mps_available=False,
+        os_name="Darwin",
+        machine="arm64",
+        cpu_name="Apple M1",
+        cpu_count=8,
+        ram_total=8 * GIB,
+    ),
     "no_torch": Probe(**_LINUX_CPU),
 }
 

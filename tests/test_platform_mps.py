@@ -31,8 +31,18 @@ def small_whisper():
     from whisper.model import ModelDimensions, Whisper
 
     torch.manual_seed(0)
-    dims = ModelDimensions(n_mels=80, n_audio_ctx=1500, n_audio_state=64, n_audio_head=2, n_audio_layer=2,
-                           n_vocab=51865, n_text_ctx=448, n_text_state=64, n_text_head=2, n_text_layer=2)
+    dims = ModelDimensions(
+        n_mels=80,
+        n_audio_ctx=1500,
+        n_audio_state=64,
+        n_audio_head=2,
+        n_audio_layer=2,
+        n_vocab=51865,
+        n_text_ctx=448,
+        n_text_state=64,
+        n_text_head=2,
+        n_text_layer=2,
+    )
     model = Whisper(dims).eval()
     with torch.no_grad():  # whisper leaves the decoder's positional embedding as torch.empty: fill every weight
         for p in model.parameters():

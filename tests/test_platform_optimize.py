@@ -74,8 +74,12 @@ def test_cpu_threads_use_physical_cores_within_the_affinity():
 def torch_settings(monkeypatch):
     """Restore torch's global switches and the allocator variable after a test applies steps."""
     torch = pytest.importorskip("torch")
-    saved = (torch.get_num_threads(), torch.backends.cudnn.benchmark,
-             torch.backends.cuda.matmul.fp32_precision, torch.backends.cudnn.conv.fp32_precision)
+    saved = (
+        torch.get_num_threads(),
+        torch.backends.cudnn.benchmark,
+        torch.backends.cuda.matmul.fp32_precision,
+        torch.backends.cudnn.conv.fp32_precision,
+    )
     monkeypatch.setenv(ALLOC_CONF_VARIABLE, "")  # registers the undo, so the step's own setting is removed after
     monkeypatch.delenv(ALLOC_CONF_VARIABLE)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
@@ -161,8 +165,7 @@ def test_host_allocator_settings_stop_large_buffers_from_faulting_in_again():
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)\n"
     )
     faults = {
-        mode: int(subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True,
-                                 check=True).stdout)
+        mode: int(subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, check=True).stdout)
         for mode in ("default", "tuned")
     }
     pages = 64 << 20 >> 12

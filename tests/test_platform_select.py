@@ -13,12 +13,47 @@ from whisper_subtitler.platform.environment import Request, load_environment, pa
 
 # machine -> backend, torch device, dtype, planned level-1 steps, batch for large-v3, batch for base
 EXPECTED = {
-    "h100": ("cuda", "cuda", "float16", {"cudnn_benchmark", "tf32", "compute_dtype", "cuda_allocator", "batch_size"}, 32, 32),
-    "rtx4090": ("cuda", "cuda", "float16", {"cudnn_benchmark", "tf32", "compute_dtype", "cuda_allocator", "batch_size"}, 32, 32),
-    "a10": ("cuda", "cuda", "float16", {"cudnn_benchmark", "tf32", "compute_dtype", "cuda_allocator", "batch_size"}, 32, 32),
+    "h100": (
+        "cuda",
+        "cuda",
+        "float16",
+        {"cudnn_benchmark", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
+        32,
+        32,
+    ),
+    "rtx4090": (
+        "cuda",
+        "cuda",
+        "float16",
+        {"cudnn_benchmark", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
+        32,
+        32,
+    ),
+    "a10": (
+        "cuda",
+        "cuda",
+        "float16",
+        {"cudnn_benchmark", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
+        32,
+        32,
+    ),
     "t4": ("cuda", "cuda", "float16", {"cudnn_benchmark", "compute_dtype", "cuda_allocator", "batch_size"}, 16, 32),
-    "b200": ("cuda", "cuda", "float16", {"cudnn_benchmark", "tf32", "compute_dtype", "cuda_allocator", "batch_size"}, 32, 32),
-    "rtx5090": ("cuda", "cuda", "float16", {"cudnn_benchmark", "tf32", "compute_dtype", "cuda_allocator", "batch_size"}, 32, 32),
+    "b200": (
+        "cuda",
+        "cuda",
+        "float16",
+        {"cudnn_benchmark", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
+        32,
+        32,
+    ),
+    "rtx5090": (
+        "cuda",
+        "cuda",
+        "float16",
+        {"cudnn_benchmark", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
+        32,
+        32,
+    ),
     "mi300x": ("rocm", "cuda", "float16", {"cudnn_benchmark", "compute_dtype", "batch_size"}, 32, 32),
     "rx7900xtx": ("rocm", "cuda", "float16", {"cudnn_benchmark", "compute_dtype", "batch_size"}, 32, 32),
     "m2": ("mps", "mps", "float16", {"mps_cpu_fallback", "compute_dtype", "batch_size"}, 12, 32),
@@ -177,8 +212,12 @@ EMPTY=
 """
     values = parse_env_text(text)
     assert values == {
-        "GPU_BACKEND": "cuda", "OPTIMIZATION_LEVEL": "2", "USE_CUDA": "false",
-        "NAME": "a # not a comment", "ESCAPED": "line\nnext", "EMPTY": "",
+        "GPU_BACKEND": "cuda",
+        "OPTIMIZATION_LEVEL": "2",
+        "USE_CUDA": "false",
+        "NAME": "a # not a comment",
+        "ESCAPED": "line\nnext",
+        "EMPTY": "",
     }
 
 

@@ -105,7 +105,7 @@ def test_level_2_on_this_cpu_picks_a_batch_size_by_real_measurement_and_reuses_i
         calls.append(batch)
         with torch.no_grad():
             for start in range(0, len(rows), batch):
-                layer(rows[start:start + batch])
+                layer(rows[start : start + batch])
 
     selection = select(Request(optimization_level=2), describe(MACHINES["cpu"]))
     key = tuning_key(selection, "test-linear", "batch_size")
@@ -132,16 +132,17 @@ def test_amortize_adds_a_one_time_cost_spread_over_the_runs(tmp_path: Path):
 
     costs, setup = {False: 1.0, True: 0.9}, {True: 30.0}
     clock = SetupClock(costs, setup)
-    short = tune([False, True], clock.measure, "short", baseline=False, amortize=15, path=tmp_path / "t.json",
-                 timer=clock.timer)
+    short = tune(
+        [False, True], clock.measure, "short", baseline=False, amortize=15, path=tmp_path / "t.json", timer=clock.timer
+    )
     assert short.winner is False and short.seconds["True"] == pytest.approx(0.9 + 30.0 / 15)
     clock = SetupClock(costs, setup)
-    long = tune([False, True], clock.measure, "long", baseline=False, amortize=1000, path=tmp_path / "t.json",
-                timer=clock.timer)
+    long = tune(
+        [False, True], clock.measure, "long", baseline=False, amortize=1000, path=tmp_path / "t.json", timer=clock.timer
+    )
     assert long.winner is True and long.seconds["True"] == pytest.approx(0.9 + 0.03)
     clock = SetupClock(costs, setup)
-    plain = tune([False, True], clock.measure, "plain", baseline=False, path=tmp_path / "t.json",
-                 timer=clock.timer)
+    plain = tune([False, True], clock.measure, "plain", baseline=False, path=tmp_path / "t.json", timer=clock.timer)
     assert plain.winner is True and plain.seconds["True"] == pytest.approx(0.9)  # without amortize: warm-up not counted
     with pytest.raises(ValueError):
         tune([1], clock.measure, "k", amortize=10, warmup=0, path=tmp_path / "t.json", timer=clock.timer)

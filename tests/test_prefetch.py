@@ -98,8 +98,10 @@ def test_prefetched_file_gives_the_same_transcript(tmp_path):
         pipeline.close()
         assert result.status == "done", result.error
         data = json.loads(result.outputs[0].read_text(encoding="utf-8"))
-        return {"text": data["text"], "words": [(w["text"], w["start"], w["end"]) for s in data["segments"]
-                                                for w in s["words"]]}
+        return {
+            "text": data["text"],
+            "words": [(w["text"], w["start"], w["end"]) for s in data["segments"] for w in s["words"]],
+        }
 
     plain = transcribe("plain", prefetch=False)
     assert len(plain["words"]) > 20
@@ -118,5 +120,4 @@ def test_bad_file_after_a_good_one_is_reported_for_itself(tmp_path, cli):
     assert result.returncode == 1
     errors = [line for line in result.stderr.splitlines() if "b.wav" in line and "wrote" not in line]
     assert len(errors) == 1 and "a.wav" not in errors[0] and "c.wav" not in errors[0]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.srt", "a.vtt", "a.wav", "b.wav", "c.srt", "c.vtt",
-                                                         "c.wav"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.srt", "a.vtt", "a.wav", "b.wav", "c.srt", "c.vtt", "c.wav"]

@@ -53,8 +53,7 @@ def exchange(gap: float = 0.3, first: str = "Are you ready?", second: str = "Yes
     intro = words_of("Welcome back to the show, it is good to have you here with us tonight.", 0.0, speaker=A)
     q = words_of(first, intro[-1].end + 1.5, speaker=A)
     r = words_of(second, q[-1].end + gap, speaker=B)
-    tail = words_of("Then let us talk about the first question of the evening right away.", r[-1].end + 1.5,
-                    speaker=B)
+    tail = words_of("Then let us talk about the first question of the evening right away.", r[-1].end + 1.5, speaker=B)
     return transcript_of(intro, q + r, tail)
 
 
@@ -215,8 +214,14 @@ def test_each_style_in_srt_vtt_ass_and_txt(style):
 
 def test_line_prefixes_of_a_plain_transcript():
     speakers = [A, A, B, None, B, A]
-    assert line_prefixes(speakers, "change") == ["[SPEAKER_00]: ", "", "[SPEAKER_01]: ", "", "[SPEAKER_01]: ",
-                                                 "[SPEAKER_00]: "]
+    assert line_prefixes(speakers, "change") == [
+        "[SPEAKER_00]: ",
+        "",
+        "[SPEAKER_01]: ",
+        "",
+        "[SPEAKER_01]: ",
+        "[SPEAKER_00]: ",
+    ]
     assert line_prefixes(speakers, "dash") == ["- ", "", "- ", "", "- ", "- "]
     assert line_prefixes([A, A], "label") == ["", ""]
 
@@ -233,9 +238,14 @@ def test_invalid_style_is_a_usage_error():
 LONG_NAME = "Dr. Alexandra Montgomery-Smith"  # a 34-column label: the balanced break would be after one word
 
 
-@pytest.mark.parametrize("text", ["So we begin with the first question tonight.",
-                                  "Well, I think that is exactly what happened.",
-                                  "Yes, we should probably go home right now."])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "So we begin with the first question tonight.",
+        "Well, I think that is exactly what happened.",
+        "Yes, we should probably go home right now.",
+    ],
+)
 def test_layout_with_a_label_keeps_two_words_on_the_first_line(text):
     tokens = tokenize([" " + w for w in text.split()], False)
     lay = layout(tokens, max_width=42, max_lines=2, first_line_indent=display_width(speaker_label(LONG_NAME)))
@@ -246,8 +256,12 @@ def test_layout_with_a_label_keeps_two_words_on_the_first_line(text):
 
 @pytest.mark.parametrize("name", [LONG_NAME, A])
 def test_labelled_cues_never_have_a_one_word_first_line(name):
-    sentences = ["So we begin with the first question tonight.", "Yes, we should probably go home right now.",
-                 "Well, I think that is exactly what happened.", "Oh, that is not what I wanted to hear today."]
+    sentences = [
+        "So we begin with the first question tonight.",
+        "Yes, we should probably go home right now.",
+        "Well, I think that is exactly what happened.",
+        "Oh, that is not what I wanted to hear today.",
+    ]
     words, t = [], 0.0
     for k, s in enumerate(sentences * 2):
         ws = words_of(s, t, speaker=name if k % 2 == 0 else "Bo")
@@ -284,8 +298,9 @@ def test_format_command_applies_the_style(tmp_path):
     path.write_text(render("json", transcript, build_cues(transcript)), encoding="utf-8")
     out = {}
     for style in ("dash", "label"):
-        result = CliRunner().invoke(app, ["format", str(path), "-f", "srt,txt", "-o", str(tmp_path / style),
-                                          "--speaker-style", style])
+        result = CliRunner().invoke(
+            app, ["format", str(path), "-f", "srt,txt", "-o", str(tmp_path / style), "--speaker-style", style]
+        )
         assert result.exit_code == 0, result.output
         out[style] = [s.content for s in srt.parse((tmp_path / style / "talk.srt").read_text(encoding="utf-8"))]
     assert "- Are you ready?\n- Yes, I am." in out["dash"] and not any("[" in c for c in out["dash"])
@@ -316,8 +331,17 @@ def test_cli_on_real_two_speaker_speech_labels_speaker_changes_only(cli, tmp_pat
     from tests import media
 
     source = shutil.copy(media.SAMPLE_WAV, tmp_path / "sample.wav")
-    result = cli("transcribe", str(source), "--diarize", "--format", "srt,vtt,txt,json", "--model", "tiny.en",
-                 "--output-dir", str(tmp_path / "out"))
+    result = cli(
+        "transcribe",
+        str(source),
+        "--diarize",
+        "--format",
+        "srt,vtt,txt,json",
+        "--model",
+        "tiny.en",
+        "--output-dir",
+        str(tmp_path / "out"),
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
     out = tmp_path / "out"
@@ -352,8 +376,9 @@ def test_cli_on_real_two_speaker_speech_labels_speaker_changes_only(cli, tmp_pat
     for k, line in enumerate(txt):
         assert line.startswith(f"[{speakers[k]}]: ") == (k == 0 or speakers[k] != speakers[k - 1]), line
 
-    result = cli("format", str(out / "sample.json"), "-f", "srt", "-o", str(tmp_path / "label"),
-                 "--speaker-style", "label")
+    result = cli(
+        "format", str(out / "sample.json"), "-f", "srt", "-o", str(tmp_path / "label"), "--speaker-style", "label"
+    )
     assert result.returncode == 0, result.stderr
     relabelled = list(srt.parse((tmp_path / "label" / "sample.srt").read_text(encoding="utf-8")))
     assert relabelled and all(re.match(r"\[SPEAKER_0\d\]: ", s.content) for s in relabelled)
@@ -364,10 +389,22 @@ def test_transcribe_takes_the_style_for_cues_and_txt():
 
     from whisper_subtitler.cli import app, subtitle_options
 
-    cue_options, writer_options = subtitle_options(max_line_width=42, max_lines=2, max_cps=17.0, fps=24.0,
-                                                   word_level=False, bom=False, crlf=False, speaker_style="dash")
+    cue_options, writer_options = subtitle_options(
+        max_line_width=42,
+        max_lines=2,
+        max_cps=17.0,
+        fps=24.0,
+        word_level=False,
+        bom=False,
+        crlf=False,
+        speaker_style="dash",
+    )
     assert cue_options.speaker_style == writer_options.speaker_style == "dash"
-    assert subtitle_options(max_line_width=42, max_lines=2, max_cps=17.0, fps=24.0, word_level=False, bom=False,
-                            crlf=False)[0].speaker_style == "change"  # the default
+    assert (
+        subtitle_options(
+            max_line_width=42, max_lines=2, max_cps=17.0, fps=24.0, word_level=False, bom=False, crlf=False
+        )[0].speaker_style
+        == "change"
+    )  # the default
     result = CliRunner().invoke(app, ["transcribe", "x.wav", "--speaker-style", "names"])
     assert result.exit_code == 2

@@ -25,8 +25,13 @@ def transcript(*segments: Segment) -> Transcript:
 
 def segment(*words: tuple[str, float, float], **kw) -> Segment:
     ws = tuple(Word(t, s, e) for t, s, e in words)
-    return Segment(ws[0].start if ws else kw.pop("start"), ws[-1].end if ws else kw.pop("end"),
-                   "".join(w.text for w in ws) or kw.pop("text", ""), ws, **kw)
+    return Segment(
+        ws[0].start if ws else kw.pop("start"),
+        ws[-1].end if ws else kw.pop("end"),
+        "".join(w.text for w in ws) or kw.pop("text", ""),
+        ws,
+        **kw,
+    )
 
 
 A, B, C = "SPEAKER_00", "SPEAKER_01", "SPEAKER_02"
@@ -37,8 +42,10 @@ def speakers_of(t: Transcript) -> list[str | None]:
 
 
 def test_word_inside_a_turn_gets_its_speaker():
-    t = assign_speakers(transcript(segment((" Hello", 1.0, 1.4), (" there", 2.1, 2.5))),
-                        [SpeakerTurn(0.5, 2.0, A), SpeakerTurn(2.0, 3.0, B)])
+    t = assign_speakers(
+        transcript(segment((" Hello", 1.0, 1.4), (" there", 2.1, 2.5))),
+        [SpeakerTurn(0.5, 2.0, A), SpeakerTurn(2.0, 3.0, B)],
+    )
     assert speakers_of(t) == [A, B]
 
 
@@ -78,15 +85,33 @@ def test_zero_length_word_is_assigned():
 
 
 def test_segments_are_split_where_the_speaker_changes():
-    seg = Segment(0.8, 4.2, " Hi Bob. Hi Ann, how are you?",
-                  tuple(Word(t, s, e) for t, s, e in [(" Hi", 1.0, 1.2), (" Bob.", 1.3, 1.6), (" Hi", 2.0, 2.2),
-                                                       (" Ann,", 2.3, 2.6), (" how", 3.0, 3.2), (" are", 3.3, 3.5),
-                                                       (" you?", 3.6, 4.0)]),
-                  avg_logprob=-0.3, compression_ratio=1.2, no_speech_prob=0.01)
+    seg = Segment(
+        0.8,
+        4.2,
+        " Hi Bob. Hi Ann, how are you?",
+        tuple(
+            Word(t, s, e)
+            for t, s, e in [
+                (" Hi", 1.0, 1.2),
+                (" Bob.", 1.3, 1.6),
+                (" Hi", 2.0, 2.2),
+                (" Ann,", 2.3, 2.6),
+                (" how", 3.0, 3.2),
+                (" are", 3.3, 3.5),
+                (" you?", 3.6, 4.0),
+            ]
+        ),
+        avg_logprob=-0.3,
+        compression_ratio=1.2,
+        no_speech_prob=0.01,
+    )
     turns = [SpeakerTurn(0.9, 1.8, A), SpeakerTurn(1.9, 2.8, B), SpeakerTurn(2.9, 4.1, A)]
     out = assign_speakers(transcript(seg), turns)
     assert [(s.speaker, s.text, s.start, s.end) for s in out.segments] == [
-        (A, " Hi Bob.", 0.8, 1.6), (B, " Hi Ann,", 2.0, 2.6), (A, " how are you?", 3.0, 4.2)]
+        (A, " Hi Bob.", 0.8, 1.6),
+        (B, " Hi Ann,", 2.0, 2.6),
+        (A, " how are you?", 3.0, 4.2),
+    ]
     assert all(s.avg_logprob == -0.3 and s.compression_ratio == 1.2 for s in out.segments)
     assert out.text == transcript(seg).text
     assert all(w.speaker == s.speaker for s in out.segments for w in s.words)
@@ -95,8 +120,15 @@ def test_segments_are_split_where_the_speaker_changes():
 def test_one_speaker_segment_keeps_its_text_and_times():
     seg = Segment(0.5, 3.0, " Hello, world.", (Word(" Hello,", 1.0, 1.5), Word(" world.", 1.6, 2.0)))
     out = assign_speakers(transcript(seg), [SpeakerTurn(0.0, 5.0, B)])
-    assert out.segments == (Segment(0.5, 3.0, " Hello, world.", (Word(" Hello,", 1.0, 1.5, speaker=B),
-                                                                  Word(" world.", 1.6, 2.0, speaker=B)), speaker=B),)
+    assert out.segments == (
+        Segment(
+            0.5,
+            3.0,
+            " Hello, world.",
+            (Word(" Hello,", 1.0, 1.5, speaker=B), Word(" world.", 1.6, 2.0, speaker=B)),
+            speaker=B,
+        ),
+    )
 
 
 def test_input_is_not_modified_and_turns_are_stored_sorted():
@@ -129,8 +161,9 @@ def brute_force(turns, start, end):
     gap = [(max(t.start - end, start - t.end), t.end > start, t) for t in turns]
     best = min(g for g, _, _ in gap)
     before = [t for g, after, t in gap if g == best and not after]
-    return (max(before, key=lambda t: t.end) if before else min((t for g, _, t in gap if g == best),
-                                                                key=lambda t: t.start)).speaker
+    return (
+        max(before, key=lambda t: t.end) if before else min((t for g, _, t in gap if g == best), key=lambda t: t.start)
+    ).speaker
 
 
 def test_indexed_lookup_matches_brute_force_on_random_turns():
@@ -148,8 +181,10 @@ def test_indexed_lookup_matches_brute_force_on_random_turns():
 
 
 def test_rename_follows_the_order_of_first_appearance():
-    t = assign_speakers(transcript(segment((" one", 0.0, 0.5), (" two", 1.0, 1.5), (" three", 2.0, 2.5))),
-                        [SpeakerTurn(0.0, 0.8, B), SpeakerTurn(0.9, 1.8, A), SpeakerTurn(1.9, 3.0, C)])
+    t = assign_speakers(
+        transcript(segment((" one", 0.0, 0.5), (" two", 1.0, 1.5), (" three", 2.0, 2.5))),
+        [SpeakerTurn(0.0, 0.8, B), SpeakerTurn(0.9, 1.8, A), SpeakerTurn(1.9, 3.0, C)],
+    )
     out = rename_speakers(t, ["Alice", "Bob"])
     assert speakers_of(out) == ["Alice", "Bob", C]  # B spoke first; a third label without a name is kept
     assert [s.speaker for s in out.segments] == ["Alice", "Bob", C]
@@ -164,13 +199,16 @@ def test_rename_reaches_speakers_that_only_have_turns():
 
 
 def test_rename_refuses_a_name_that_is_another_speakers_label():
-    t = assign_speakers(transcript(segment((" a", 0.0, 0.5), (" b", 1.0, 1.5))),
-                        [SpeakerTurn(0, 0.8, A), SpeakerTurn(0.9, 2, B)])
+    t = assign_speakers(
+        transcript(segment((" a", 0.0, 0.5), (" b", 1.0, 1.5))), [SpeakerTurn(0, 0.8, A), SpeakerTurn(0.9, 2, B)]
+    )
     with pytest.raises(UsageError):
         rename_speakers(t, [B])
 
 
-@pytest.mark.parametrize("spec, names", [("Alice,Bob", ("Alice", "Bob")), (" Alice , Dr. Bob Smith ", ("Alice", "Dr. Bob Smith"))])
+@pytest.mark.parametrize(
+    "spec, names", [("Alice,Bob", ("Alice", "Bob")), (" Alice , Dr. Bob Smith ", ("Alice", "Dr. Bob Smith"))]
+)
 def test_parse_speaker_names(spec, names):
     assert parse_speaker_names(spec) == names
 
@@ -193,9 +231,18 @@ def words_in(*rows: tuple[str, float, float]) -> Transcript:
 def test_smeared_sentence_head_moves_to_the_sentence_boundary():
     # pyannote's sample.wav, 27.2-29.8 s: Whisper times "So I don't" 0.9 s before Diane says it, inside Sheila's
     # turn; whisperX's rule gives them to Sheila and cuts the sentence in two.
-    t = words_in((" down", 26.68, 26.98), (" here.", 26.98, 27.24), (" So", 27.52, 27.58), (" I", 27.58, 27.86),
-                 (" don't", 27.86, 28.70), (" hear", 28.70, 28.82), (" that", 28.82, 29.04), (" New", 29.04, 29.22),
-                 (" Jersey", 29.22, 29.58), (" now.", 29.58, 29.82))
+    t = words_in(
+        (" down", 26.68, 26.98),
+        (" here.", 26.98, 27.24),
+        (" So", 27.52, 27.58),
+        (" I", 27.58, 27.86),
+        (" don't", 27.86, 28.70),
+        (" hear", 28.70, 28.82),
+        (" that", 28.82, 29.04),
+        (" New", 29.04, 29.22),
+        (" Jersey", 29.22, 29.58),
+        (" now.", 29.58, 29.82),
+    )
     turns = [SpeakerTurn(21.77, 28.45, A), SpeakerTurn(28.45, 29.97, B)]
     assert speakers_of(assign_speakers(t, turns, rule="overlap")) == [A, A, A, A, A, B, B, B, B, B]
     out = assign_speakers(t, turns)
@@ -212,13 +259,29 @@ def test_an_interruption_the_turns_cover_well_stays_at_the_turn_edge():
 
 
 def test_change_moves_to_a_near_clause_boundary_but_not_to_a_far_one():
-    rows = [(" Right,", 0.0, 0.4), (" and", 0.45, 0.6), (" then", 0.6, 0.9), (" we", 0.9, 1.1), (" left", 1.1, 1.5),
-            (" the", 1.5, 1.6), (" house", 1.6, 2.0), (" early.", 2.0, 2.5)]
+    rows = [
+        (" Right,", 0.0, 0.4),
+        (" and", 0.45, 0.6),
+        (" then", 0.6, 0.9),
+        (" we", 0.9, 1.1),
+        (" left", 1.1, 1.5),
+        (" the", 1.5, 1.6),
+        (" house", 1.6, 2.0),
+        (" early.", 2.0, 2.5),
+    ]
     near = [SpeakerTurn(0.0, 0.95, A), SpeakerTurn(0.95, 3.0, B)]  # "and then": 0.45 s of evidence < 1.0 - 0.4
     assert speakers_of(assign_speakers(words_in(*rows), near)) == [A] + [B] * 7
     assert speakers_of(assign_speakers(words_in(*rows), near, rule="overlap")) == [A] * 3 + [B] * 5
-    slow = [(" Right,", 0.0, 0.4), (" and", 0.45, 0.9), (" then", 0.9, 1.6), (" we", 1.6, 1.8), (" left", 1.8, 2.2),
-            (" the", 2.2, 2.3), (" house", 2.3, 2.7), (" early.", 2.7, 3.2)]
+    slow = [
+        (" Right,", 0.0, 0.4),
+        (" and", 0.45, 0.9),
+        (" then", 0.9, 1.6),
+        (" we", 1.6, 1.8),
+        (" left", 1.8, 2.2),
+        (" the", 2.2, 2.3),
+        (" house", 2.3, 2.7),
+        (" early.", 2.7, 3.2),
+    ]
     far = [SpeakerTurn(0.0, 1.65, A), SpeakerTurn(1.65, 3.5, B)]  # "and then": 1.15 s of evidence > 0.6
     assert speakers_of(assign_speakers(words_in(*slow), far)) == [A] * 3 + [B] * 5
 
@@ -237,8 +300,14 @@ def test_a_pause_is_a_free_place_for_the_change():
 def test_overlapping_turns_back_the_speaker_the_exclusive_turns_cut_off():
     # Exclusive diarization hands the end of A's sentence to B (who starts talking over A); the overlapping turns
     # show A still speaking, so the sentence stays A's (re-arranged conversation 2: "So what's the call?").
-    rows = [(" here.", 21.09, 21.37), (" So", 21.67, 21.69), (" what's", 21.69, 22.07), (" the", 22.07, 22.17),
-            (" call?", 22.17, 22.79), (" Hello.", 23.19, 23.4)]
+    rows = [
+        (" here.", 21.09, 21.37),
+        (" So", 21.67, 21.69),
+        (" what's", 21.69, 22.07),
+        (" the", 22.07, 22.17),
+        (" call?", 22.17, 22.79),
+        (" Hello.", 23.19, 23.4),
+    ]
     turns = [SpeakerTurn(18.17, 22.58, A), SpeakerTurn(21.93, 22.61, B), SpeakerTurn(22.93, 23.37, B)]
     exclusive = [SpeakerTurn(18.17, 21.97, A), SpeakerTurn(21.97, 22.61, B), SpeakerTurn(22.93, 23.37, B)]
     out = assign_speakers(words_in(*rows), turns, exclusive=exclusive)

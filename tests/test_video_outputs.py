@@ -24,16 +24,39 @@ SIZE = (320, 240)
 
 
 def probe(path, *extra) -> list[dict]:
-    out = subprocess.run(["ffprobe", "-v", "error", *extra, "-show_streams", "-of", "json", str(path)],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["ffprobe", "-v", "error", *extra, "-show_streams", "-of", "json", str(path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return json.loads(out)["streams"]
 
 
 def frame(path, n: int) -> np.ndarray:
     """Frame ``n`` of ``path`` as rgb24, shape (240, 320, 3)."""
-    out = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-vf", f"select=eq(n\\,{n})", "-vsync", "0",
-                          "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
-                         check=True, capture_output=True).stdout
+    out = subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-i",
+            str(path),
+            "-vf",
+            f"select=eq(n\\,{n})",
+            "-vsync",
+            "0",
+            "-frames:v",
+            "1",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-",
+        ],
+        check=True,
+        capture_output=True,
+    ).stdout
     return np.frombuffer(out, np.uint8).reshape(SIZE[1], SIZE[0], 3).astype(int)
 
 
@@ -47,8 +70,9 @@ def run(tmp_path_factory):
     from tests.conftest import run_cli
 
     folder = tmp_path_factory.mktemp("video")
-    speech = media.espeak("Hello there. This is a short test of subtitles in a video. Goodbye for now.",
-                          folder / "speech.wav")
+    speech = media.espeak(
+        "Hello there. This is a short test of subtitles in a video. Goodbye for now.", folder / "speech.wav"
+    )
     padded = folder / "padded.wav"
     subprocess.run(["sox", "-q", str(speech), str(padded), "pad", "1.0", "1.5"], check=True)
     mp4 = media.video_from_audio(padded, folder / "talk.mp4", extra=("-c:a", "aac"))
@@ -56,8 +80,21 @@ def run(tmp_path_factory):
     media.ffmpeg("-i", str(mp4), "-c", "copy", str(mkv))
     before = {p: digest(p) for p in (mp4, mkv)}
     out = folder / "out"
-    result = run_cli("transcribe", str(mp4), str(mkv), "--model", "tiny.en", "--no-diarize", "--format", "srt,ass",
-                     "--embed", "--burn-in", "--output-dir", str(out), "--json")
+    result = run_cli(
+        "transcribe",
+        str(mp4),
+        str(mkv),
+        "--model",
+        "tiny.en",
+        "--no-diarize",
+        "--format",
+        "srt,ass",
+        "--embed",
+        "--burn-in",
+        "--output-dir",
+        str(out),
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     return folder, out, mp4, mkv, before, result
 
@@ -65,8 +102,14 @@ def run(tmp_path_factory):
 def test_every_copy_is_named_with_its_suffix_and_the_input_is_untouched(run):
     folder, out, mp4, mkv, before, result = run
     assert sorted(p.name for p in out.iterdir()) == [
-        "film.ass", "film.burned.mkv", "film.srt", "film.subtitled.mkv",
-        "talk.ass", "talk.burned.mp4", "talk.srt", "talk.subtitled.mp4",
+        "film.ass",
+        "film.burned.mkv",
+        "film.srt",
+        "film.subtitled.mkv",
+        "talk.ass",
+        "talk.burned.mp4",
+        "talk.srt",
+        "talk.subtitled.mp4",
     ]
     assert {p: digest(p) for p in (mp4, mkv)} == before
     assert not [p for p in out.iterdir() if p.name.startswith(".whisper-subtitler-")]  # no temporary file left
@@ -98,8 +141,9 @@ def test_embed_into_mkv_adds_srt_then_ass_with_language_title_and_one_default(ru
     assert [s["disposition"]["default"] for s in subs] == [1, 0]
     video = [s for s in streams if s["codec_type"] == "video"]
     original = [s for s in probe(mkv, "-count_packets") if s["codec_type"] == "video"]
-    assert [(v["codec_name"], v["nb_read_packets"]) for v in video] == [(o["codec_name"], o["nb_read_packets"])
-                                                                         for o in original]
+    assert [(v["codec_name"], v["nb_read_packets"]) for v in video] == [
+        (o["codec_name"], o["nb_read_packets"]) for o in original
+    ]
 
 
 def test_burn_in_changes_the_picture_only_while_a_cue_is_shown(run):
@@ -125,8 +169,20 @@ def test_a_second_run_keeps_the_copies(run, cli):
     _, out, mp4, _, _, _ = run
     copy = out / "talk.subtitled.mp4"
     before = (digest(copy), copy.stat().st_mtime_ns)
-    result = cli("transcribe", str(mp4), "--model", "tiny.en", "--no-diarize", "--format", "srt,ass", "--embed",
-                 "--burn-in", "--output-dir", str(out), "--json")
+    result = cli(
+        "transcribe",
+        str(mp4),
+        "--model",
+        "tiny.en",
+        "--no-diarize",
+        "--format",
+        "srt,ass",
+        "--embed",
+        "--burn-in",
+        "--output-dir",
+        str(out),
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["files"][0]["status"] == "skipped"
     assert (digest(copy), copy.stat().st_mtime_ns) == before
@@ -149,8 +205,17 @@ else:
 """)
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-    result = cli("transcribe", str(mp4), "--model", "tiny.en", "--no-diarize", "--burn-in",
-                 "--output-dir", str(tmp_path / "out"), env=env)
+    result = cli(
+        "transcribe",
+        str(mp4),
+        "--model",
+        "tiny.en",
+        "--no-diarize",
+        "--burn-in",
+        "--output-dir",
+        str(tmp_path / "out"),
+        env=env,
+    )
     assert result.returncode == 3, result.stderr
     lines = [ln for ln in result.stderr.splitlines() if ln.startswith("failed:")]
     assert len(lines) == 1 and str(mp4) in lines[0] and "'ass' or 'subtitles' filter" in lines[0]

@@ -17,8 +17,10 @@ def test_loads_in_pysubs2(name):
     for event, cue in zip(subs.events, cues):
         assert event.start == pytest.approx(cue.start * 1000, abs=10)
         assert event.end > event.start
-        assert event.plaintext.replace("\n", " ").split() == " ".join(cue.shown_lines).replace("{", "(").replace(
-            "}", ")").split()
+        assert (
+            event.plaintext.replace("\n", " ").split()
+            == " ".join(cue.shown_lines).replace("{", "(").replace("}", ")").split()
+        )
 
 
 def test_one_style_per_speaker_with_its_own_colour():

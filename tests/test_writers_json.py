@@ -15,9 +15,13 @@ def test_round_trip_gives_an_equal_transcript(tmp_path):
     transcript, cues = case("tricky")
     from dataclasses import replace
 
-    transcript = replace(transcript, model="base", source="talk.mp4",
-                         turns=(SpeakerTurn(0.4, 4.0, "SPEAKER_00"), SpeakerTurn(4.0, 9.0, "SPEAKER_01")),
-                         timings={"transcribe": 1.25})
+    transcript = replace(
+        transcript,
+        model="base",
+        source="talk.mp4",
+        turns=(SpeakerTurn(0.4, 4.0, "SPEAKER_00"), SpeakerTurn(4.0, 9.0, "SPEAKER_01")),
+        timings={"transcribe": 1.25},
+    )
     path = tmp_path / "t.json"
     path.write_bytes(encode(render("json", transcript, cues), "json", WriterOptions(bom=True, crlf=True)))
     assert not path.read_bytes().startswith(b"\xef\xbb\xbf")  # never a BOM in JSON
@@ -45,19 +49,36 @@ def test_non_finite_times_become_null_and_are_read_back_as_missing(tmp_path):
 
 def test_reads_openai_whisper_json(tmp_path):
     path = tmp_path / "whisper.json"
-    path.write_text(json.dumps({
-        "text": " Hello world.", "language": "en",
-        "segments": [{"id": 0, "start": 0.0, "end": 1.5, "text": " Hello world.", "avg_logprob": -0.2,
-                      "compression_ratio": 0.9, "no_speech_prob": 0.01,
-                      "words": [{"word": " Hello", "start": 0.0, "end": 0.6, "probability": 0.9},
-                                {"word": " world.", "start": 0.7, "end": 1.5, "probability": 0.8}]}],
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "text": " Hello world.",
+                "language": "en",
+                "segments": [
+                    {
+                        "id": 0,
+                        "start": 0.0,
+                        "end": 1.5,
+                        "text": " Hello world.",
+                        "avg_logprob": -0.2,
+                        "compression_ratio": 0.9,
+                        "no_speech_prob": 0.01,
+                        "words": [
+                            {"word": " Hello", "start": 0.0, "end": 0.6, "probability": 0.9},
+                            {"word": " world.", "start": 0.7, "end": 1.5, "probability": 0.8},
+                        ],
+                    }
+                ],
+            }
+        )
+    )
     t = read_transcript(path)
     assert t.language == "en" and t.duration == 1.5 and [w.text for w in t.words] == [" Hello", " world."]
 
 
-@pytest.mark.parametrize("content", ["not json", "[1, 2]", '{"segments": [{"start": "x"}]}',
-                                     '{"schema": "other", "segments": []}'])
+@pytest.mark.parametrize(
+    "content", ["not json", "[1, 2]", '{"segments": [{"start": "x"}]}', '{"schema": "other", "segments": []}']
+)
 def test_bad_files_raise_input_error(tmp_path, content):
     path = tmp_path / "bad.json"
     path.write_text(content)
@@ -72,12 +93,25 @@ def test_missing_file_raises_input_error(tmp_path):
 
 def test_reads_whisperx_json_with_scores_and_speakers(tmp_path):
     path = tmp_path / "wx.json"
-    path.write_text(json.dumps({
-        "segments": [{"start": 0.5, "end": 1.4, "text": " Hi there.", "speaker": "SPEAKER_01",
-                      "words": [{"word": "Hi", "start": 0.5, "end": 0.7, "score": 0.8, "speaker": "SPEAKER_01"},
-                                {"word": "there.", "score": 0.4}]}],
-        "language": "en",
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "segments": [
+                    {
+                        "start": 0.5,
+                        "end": 1.4,
+                        "text": " Hi there.",
+                        "speaker": "SPEAKER_01",
+                        "words": [
+                            {"word": "Hi", "start": 0.5, "end": 0.7, "score": 0.8, "speaker": "SPEAKER_01"},
+                            {"word": "there.", "score": 0.4},
+                        ],
+                    }
+                ],
+                "language": "en",
+            }
+        )
+    )
     t = read_transcript(path)
     (w1, w2) = t.words
     assert (w1.probability, w1.speaker) == (0.8, "SPEAKER_01") and math.isnan(w2.start)

@@ -56,7 +56,9 @@ def test_crlf_applies_to_every_text_format(fmt):
 
 
 def test_writers_and_cues_import_without_torch_or_numpy():
-    code = ("import sys, whisper_subtitler.writers, whisper_subtitler.cues, whisper_subtitler.reformat; "
-            "bad = {'torch', 'numpy', 'whisper'} & set(sys.modules); print(sorted(bad)); sys.exit(bool(bad))")
+    code = (
+        "import sys, whisper_subtitler.writers, whisper_subtitler.cues, whisper_subtitler.reformat; "
+        "bad = {'torch', 'numpy', 'whisper'} & set(sys.modules); print(sorted(bad)); sys.exit(bool(bad))"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

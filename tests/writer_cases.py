@@ -10,8 +10,11 @@ from whisper_subtitler.types import Transcript
 def tricky() -> Transcript:
     """Two speakers (one change mid-sentence) and text containing ``-->``, ``<``, ``>``, ``&``, braces."""
     a = words_of("Rock & roll <live> is back --> and the {band} plays on,", 0.5, speaker="SPEAKER_00")
-    b = words_of("but only until midnight. After that we go home and sleep for a very long time.",
-                 a[-1].end + 0.1, speaker="SPEAKER_01")
+    b = words_of(
+        "but only until midnight. After that we go home and sleep for a very long time.",
+        a[-1].end + 0.1,
+        speaker="SPEAKER_01",
+    )
     c = words_of("Okay.", b[-1].end + 2.0, speaker="SPEAKER_00")
     return transcript_of(a + b, c)
 
@@ -23,8 +26,12 @@ def plain() -> Transcript:
 
 def japanese() -> Transcript:
     return transcript_of(
-        words_of("今日はとても良い天気ですね。散歩に行きましょうか、それとも家で映画を見ますか。", 0.2,
-                 spaceless=True, char_seconds=0.12),
+        words_of(
+            "今日はとても良い天気ですね。散歩に行きましょうか、それとも家で映画を見ますか。",
+            0.2,
+            spaceless=True,
+            char_seconds=0.12,
+        ),
         language="ja",
     )
 

@@ -124,8 +124,16 @@ def probe_json(path: Path) -> dict:
     of ``file``, a timeout). Raises ``InputError`` when ffprobe cannot read the file, ``MissingRequirementError``
     without ffprobe."""
     cmd = [
-        ffmpeg_binary("ffprobe"), "-v", "error", "-protocol_whitelist", "file",
-        "-show_streams", "-show_format", "-of", "json", ffmpeg_url(path),
+        ffmpeg_binary("ffprobe"),
+        "-v",
+        "error",
+        "-protocol_whitelist",
+        "file",
+        "-show_streams",
+        "-show_format",
+        "-of",
+        "json",
+        ffmpeg_url(path),
     ]
     try:
         proc = subprocess.run(cmd, capture_output=True, stdin=subprocess.DEVNULL, timeout=PROBE_TIMEOUT_S)
@@ -159,7 +167,9 @@ def _open(path: Path, audio_track: int) -> tuple[Path, float | None, list[str]]:
 
 def _check_complete(path: Path, decoded: float, declared: float | None) -> None:
     if declared and declared > 1.0 and decoded < TRUNCATION_TOLERANCE * declared:
-        raise InputError(f"{path}: truncated or damaged: decoded {decoded:.1f} s of the {declared:.1f} s the file declares")
+        raise InputError(
+            f"{path}: truncated or damaged: decoded {decoded:.1f} s of the {declared:.1f} s the file declares"
+        )
 
 
 def extract_audio(path: Path, *, audio_track: int = 0) -> Audio:
@@ -215,8 +225,13 @@ def stream_audio(
                     break
                 samples = np.frombuffer(data, dtype=np.float32, count=usable // 4).copy()  # writable, for torch
                 del data
-                yield Audio(samples=samples, sample_rate=SAMPLE_RATE, source=path, container_duration=declared,
-                            offset=offset_samples / SAMPLE_RATE)
+                yield Audio(
+                    samples=samples,
+                    sample_rate=SAMPLE_RATE,
+                    source=path,
+                    container_duration=declared,
+                    offset=offset_samples / SAMPLE_RATE,
+                )
                 offset_samples += len(samples)
                 if bytes_per_piece is None or usable < bytes_per_piece:
                     break

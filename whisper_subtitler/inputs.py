@@ -14,8 +14,33 @@ from typing import TextIO
 
 # Extensions picked up from folders with --recursive (lower case, without dot): common video and audio containers.
 MEDIA_EXTENSIONS = (
-    "mp4", "m4v", "mkv", "mov", "webm", "avi", "wmv", "flv", "mpg", "mpeg", "ts", "mts", "m2ts", "3gp", "ogv",
-    "mp3", "wav", "flac", "m4a", "aac", "ogg", "oga", "opus", "wma", "aiff", "aif", "amr",
+    "mp4",
+    "m4v",
+    "mkv",
+    "mov",
+    "webm",
+    "avi",
+    "wmv",
+    "flv",
+    "mpg",
+    "mpeg",
+    "ts",
+    "mts",
+    "m2ts",
+    "3gp",
+    "ogv",
+    "mp3",
+    "wav",
+    "flac",
+    "m4a",
+    "aac",
+    "ogg",
+    "oga",
+    "opus",
+    "wma",
+    "aiff",
+    "aif",
+    "amr",
 )
 
 

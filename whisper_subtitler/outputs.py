@@ -35,7 +35,9 @@ def output_path(source: Path, output_dir: Path | None, extension: str, template:
     try:
         base = template.format(stem=source.stem, name=source.name, ext=source.suffix.lstrip("."))
     except (KeyError, IndexError, ValueError) as e:
-        raise InputError(f"output name template {template!r} is invalid ({e}); use {{stem}}, {{name}}, {{ext}}") from None
+        raise InputError(
+            f"output name template {template!r} is invalid ({e}); use {{stem}}, {{name}}, {{ext}}"
+        ) from None
     if "/" in base or os.sep in base or base in ("", ".", ".."):
         raise InputError(f"output name template {template!r} gives {base!r}, which is not a file name")
     folder = output_dir if output_dir is not None else source.parent

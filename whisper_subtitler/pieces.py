@@ -94,5 +94,6 @@ def speech_pieces(
         n = int(round(cut * piece.sample_rate))
         if not last:
             carry = replace(piece, samples=piece.samples[n:], offset=piece.offset + n / piece.sample_rate)
-        yield SpeechPiece(replace(piece, samples=piece.samples[:n]), tuple((a, min(b, cut)) for a, b in regions if a < cut))
-
+        yield SpeechPiece(
+            replace(piece, samples=piece.samples[:n]), tuple((a, min(b, cut)) for a, b in regions if a < cut)
+        )

@@ -1,12 +1,12 @@
 """The pipeline: one input file to subtitle files, with the models loaded once per run (``models.holder``).
 
-    pieces.speech_pieces     ffmpeg -> 16 kHz mono float32 in pieces cut at pauses  (Audio)
-      vad.speech_regions       where someone speaks                                (seconds)
-      transcription            Whisper with word timestamps                         (Transcript)
-    cues.guards              hallucination guards                                  (Transcript)
-    diarize + speakers       pyannote speaker turns, one speaker per word          (Transcript with speakers)
-    cues.build_cues          readability rules                                     (Cue)
-    outputs.write_subtitles  SRT, WebVTT, ... written atomically, never clobbered  (files)
+pieces.speech_pieces     ffmpeg -> 16 kHz mono float32 in pieces cut at pauses  (Audio)
+  vad.speech_regions       where someone speaks                                (seconds)
+  transcription            Whisper with word timestamps                         (Transcript)
+cues.guards              hallucination guards                                  (Transcript)
+diarize + speakers       pyannote speaker turns, one speaker per word          (Transcript with speakers)
+cues.build_cues          readability rules                                     (Cue)
+outputs.write_subtitles  SRT, WebVTT, ... written atomically, never clobbered  (files)
 """
 
 from __future__ import annotations
@@ -153,20 +153,40 @@ class Pipeline:
         cues = build_cues(transcript, self.options.cues, speech=transcribed.speech)
         timer.start(Stage.WRITE)
         targets = list(zip(self.options.formats, self.outputs_for(source)))
-        written, kept = write_subtitles(transcript, cues, targets, self.options.writer, overwrite=self.options.overwrite)
+        written, kept = write_subtitles(
+            transcript, cues, targets, self.options.writer, overwrite=self.options.overwrite
+        )
         if videos := self._video_targets(source):
             from whisper_subtitler.video import write_video_copies
 
             timer.start(Stage.VIDEO)
-            copies, kept_copies = write_video_copies(source, transcript, cues, videos, self.options.writer,
-                                                     self.options.formats, overwrite=self.options.overwrite)
+            copies, kept_copies = write_video_copies(
+                source,
+                transcript,
+                cues,
+                videos,
+                self.options.writer,
+                self.options.formats,
+                overwrite=self.options.overwrite,
+            )
             written, kept = written + copies, kept + kept_copies
-        return FileResult(source=source, status=FileStatus.DONE, outputs=tuple(written), skipped_outputs=tuple(kept),
-                          duration=round(transcript.duration, 3), language=transcript.language,
-                          speakers=transcript.speakers, timings=timer.stop())
+        return FileResult(
+            source=source,
+            status=FileStatus.DONE,
+            outputs=tuple(written),
+            skipped_outputs=tuple(kept),
+            duration=round(transcript.duration, 3),
+            language=transcript.language,
+            speakers=transcript.speakers,
+            timings=timer.stop(),
+        )
 
-    def transcribe(self, stream: Generator[Audio, None, None], timer: StageTimer | None = None,
-                   first_speech: tuple[Region, ...] | None = None) -> Transcribed:
+    def transcribe(
+        self,
+        stream: Generator[Audio, None, None],
+        timer: StageTimer | None = None,
+        first_speech: tuple[Region, ...] | None = None,
+    ) -> Transcribed:
         """Transcribe a file's audio ``stream`` piece by piece (``pieces.speech_pieces``); the language found in one
         piece holds for the next. ``first_speech``: the first piece's speech regions when already found. Closes
         ``stream``, and so stops ffmpeg, also on failure."""
@@ -186,8 +206,14 @@ class Pipeline:
                     segments.extend(segment.shifted(audio.offset) for segment in part.segments)
                 speech.extend((a + audio.offset, b + audio.offset) for a, b in piece.speech)
         assert audio is not None, "audio.stream_audio yields at least one piece"
-        transcript = new_transcript(audio.source, audio.offset + audio.duration, self.options.transcribe,
-                                    self.models.model_name, segments, language)
+        transcript = new_transcript(
+            audio.source,
+            audio.offset + audio.duration,
+            self.options.transcribe,
+            self.models.model_name,
+            segments,
+            language,
+        )
         return Transcribed(transcript, tuple(speech), audio)
 
     def _diarize(self, audio: Audio, transcript: Transcript, speech: tuple[Region, ...]) -> Transcript:

@@ -72,8 +72,13 @@ class BatchProgress:
     def __init__(self, console: Console, total: int, enabled: bool = True) -> None:
         self.enabled = enabled and console.is_terminal
         self._progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-            TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True,
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
         )
         self._batch = self._progress.add_task("files", total=total)  # shown only once started
         self._current = None

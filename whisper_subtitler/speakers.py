@@ -111,8 +111,11 @@ class TurnIndex:
 
 
 def assign_speakers(
-    transcript: Transcript, turns: Sequence[SpeakerTurn], exclusive: Sequence[SpeakerTurn] | None = None,
-    *, rule: str = "boundaries",
+    transcript: Transcript,
+    turns: Sequence[SpeakerTurn],
+    exclusive: Sequence[SpeakerTurn] | None = None,
+    *,
+    rule: str = "boundaries",
 ) -> Transcript:
     """A copy of ``transcript`` with ``Word.speaker`` and ``Segment.speaker`` set from ``turns`` and
     ``Transcript.turns`` set to them (sorted by start). Times in seconds.
@@ -160,7 +163,9 @@ def change_cost(before: Word, after: Word) -> float:
     return base * max(0.0, 1.0 - gap / PAUSE)
 
 
-def _evidence(index: TurnIndex, word: Word, speakers: Sequence[str], overlapped: TurnIndex | None = None) -> list[float]:
+def _evidence(
+    index: TurnIndex, word: Word, speakers: Sequence[str], overlapped: TurnIndex | None = None
+) -> list[float]:
     """Per speaker, the seconds of ``word`` (widened to ``MIN_WORD``) not covered by that speaker's turns in
     ``index``; where ``overlapped`` (turns that may overlap) has the speaker and ``index`` not, ``OVERLAP_SHARE`` of
     that time counts as covered. A word that no turn overlaps is covered ``NEAREST_SHARE`` by the speaker of the
@@ -229,8 +234,16 @@ def _split_by_speaker(segment: Segment, words: list[Word]) -> list[Segment]:
         start = segment.start if k == 0 else run[0].start
         end = segment.end if k == len(runs) - 1 else run[-1].end
         text = "".join(w.text for w in run)
-        pieces.append(replace(segment, start=min(start, run[0].start), end=max(end, run[-1].end), text=text,
-                              words=tuple(run), speaker=run[0].speaker))
+        pieces.append(
+            replace(
+                segment,
+                start=min(start, run[0].start),
+                end=max(end, run[-1].end),
+                text=text,
+                words=tuple(run),
+                speaker=run[0].speaker,
+            )
+        )
     return pieces
 
 
@@ -257,7 +270,7 @@ def rename_speakers(transcript: Transcript, names: Sequence[str]) -> Transcript:
     """
     labels = transcript.speakers
     mapping = dict(zip(labels, names))
-    kept = set(labels[len(mapping):])
+    kept = set(labels[len(mapping) :])
     clash = sorted(kept & set(mapping.values()))
     if clash:
         raise UsageError(f"speaker name {clash[0]!r} is also the label of another speaker")

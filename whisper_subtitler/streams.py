@@ -62,16 +62,23 @@ def probe_streams(path: Path) -> StreamList:
     ``MissingRequirementError`` without ffprobe."""
     info = probe_json(check_input(Path(path)))
     counts: dict[str, int] = {}
-    streams = []
+    streams: list[Stream] = []
     for raw in info.get("streams", []):
         kind = str(raw.get("codec_type") or "data")
         tags = {str(k).lower(): str(v) for k, v in (raw.get("tags") or {}).items()}
-        streams.append(Stream(
-            index=int(raw.get("index", len(streams))), kind=kind, position=counts.get(kind, 0),
-            codec=str(raw.get("codec_name") or ""), language=tags.get("language") or UNDEFINED,
-            title=tags.get("title", ""), width=int(raw.get("width") or 0), height=int(raw.get("height") or 0),
-            attached_picture=bool((raw.get("disposition") or {}).get("attached_pic")),
-        ))
+        streams.append(
+            Stream(
+                index=int(raw.get("index", len(streams))),
+                kind=kind,
+                position=counts.get(kind, 0),
+                codec=str(raw.get("codec_name") or ""),
+                language=tags.get("language") or UNDEFINED,
+                title=tags.get("title", ""),
+                width=int(raw.get("width") or 0),
+                height=int(raw.get("height") or 0),
+                attached_picture=bool((raw.get("disposition") or {}).get("attached_pic")),
+            )
+        )
         counts[kind] = counts.get(kind, 0) + 1
     fmt = info.get("format") or {}
     try:
@@ -85,7 +92,9 @@ def check_language_code(code: str) -> str:
     """``code`` when it is an ISO 639-1 or 639-2 code (``en``, ``eng``, ``ger``, ``deu``); raises ``UsageError``
     (exit 2) otherwise."""
     if normalize(code) is None:
-        raise UsageError(f"--audio-language {code!r} is not an ISO 639-1 or 639-2 language code (e.g. en, eng, de, ger)")
+        raise UsageError(
+            f"--audio-language {code!r} is not an ISO 639-1 or 639-2 language code (e.g. en, eng, de, ger)"
+        )
     return code
 
 
@@ -103,9 +112,16 @@ def pick_audio_track(path: Path, language: str) -> int:
     matches = [s for s in audio if same_language(s.language, language)]
     if not matches:
         present = ", ".join(f"{s.position}: {s.language}" for s in audio)
-        raise UsageError(f"{path}: no audio stream in language {language!r} (audio streams by language tag: {present}; "
-                         "--audio-track N picks one by number)")
+        raise UsageError(
+            f"{path}: no audio stream in language {language!r} (audio streams by language tag: {present}; "
+            "--audio-track N picks one by number)"
+        )
     if len(matches) > 1:
-        log.info("%s: %d audio streams in %s, using the first (audio track %d)", path, len(matches), language,
-                 matches[0].position)
+        log.info(
+            "%s: %d audio streams in %s, using the first (audio track %d)",
+            path,
+            len(matches),
+            language,
+            matches[0].position,
+        )
     return matches[0].position

@@ -62,7 +62,9 @@ class SequentialDecoding:
     """``--no-batch``: decode with openai-whisper's ``transcribe()``, one window after another; no options of its
     own (the batch size and the level-2 settings are the batched path's)."""
 
-    def transcriber(self, model: Any, options: TranscribeOptions, selection: Any, model_name: str) -> SequentialTranscriber:
+    def transcriber(
+        self, model: Any, options: TranscribeOptions, selection: Any, model_name: str
+    ) -> SequentialTranscriber:
         """A ``SequentialTranscriber`` for ``model`` (loaded, on its device); ``selection`` is not needed."""
         return SequentialTranscriber(model, options, model_name=model_name)
 

@@ -102,8 +102,12 @@ class Segment:
 
     def shifted(self, seconds: float) -> Segment:
         """The same segment and its words, ``seconds`` later (pieces of audio decoded separately)."""
-        return replace(self, start=self.start + seconds, end=self.end + seconds,
-                       words=tuple(w.shifted(seconds) for w in self.words))
+        return replace(
+            self,
+            start=self.start + seconds,
+            end=self.end + seconds,
+            words=tuple(w.shifted(seconds) for w in self.words),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +216,7 @@ class Cue:
         """The lines as shown: each with its prefix (speaker label or dialogue dash) when it has one."""
         if not self.prefixes:
             return self.lines
-        return tuple(p + line for p, line in zip(self.prefixes, self.lines)) + self.lines[len(self.prefixes):]
+        return tuple(p + line for p, line in zip(self.prefixes, self.lines)) + self.lines[len(self.prefixes) :]
 
     def speaker_of_line(self, index: int) -> str | None:
         """The speaker of line ``index``: from ``line_speakers`` in a dialogue cue, else ``speaker``."""

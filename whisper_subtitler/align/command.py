@@ -8,38 +8,78 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from whisper_subtitler.cli import err, fail, setup_logging
 from whisper_subtitler.cli_options import (
-    AudioLanguage, Bom, Crlf, Fps, GpuBackend, MaxCps, MaxLineWidth, MaxLines, NameTemplate, OutputDir,
-    OutputFormat, Overwrite, Quiet, SpeakerStyleOption, Verbose, WordLevel, check_audio_options, check_diarization,
-    parse_language, subtitle_options,
+    AudioLanguage,
+    Bom,
+    Crlf,
+    Fps,
+    GpuBackend,
+    MaxCps,
+    MaxLines,
+    MaxLineWidth,
+    NameTemplate,
+    OutputDir,
+    OutputFormat,
+    Overwrite,
+    Quiet,
+    SpeakerStyleOption,
+    Verbose,
+    WordLevel,
+    check_audio_options,
+    check_diarization,
+    parse_language,
+    subtitle_options,
 )
-from whisper_subtitler.writers import resolve_formats
 from whisper_subtitler.cues.labels import SpeakerStyle
 from whisper_subtitler.errors import ExitCode, SubtitlerError
+from whisper_subtitler.writers import resolve_formats
 
 
 def align(
     media: Annotated[Path, typer.Argument(help="The video or audio file (anything ffmpeg reads).", show_default=False)],
-    transcript: Annotated[Path, typer.Argument(
-        help="Its transcript: plain text (.txt), SRT (.srt), WebVTT (.vtt), or JSON (.json: ours, openai-whisper's or "
-             "whisperX's). Its words are kept; their times come from the audio.", show_default=False)],
-    model: Annotated[Optional[str], typer.Option("--model", "-m", help="Whisper model whose cross-attention places "
-                     "the words (as for transcribe). Default: base, embedded.")] = None,
-    language: Annotated[Optional[str], typer.Option("--language", "-l", help="Language of the transcript (code or "
-                        "name). Default: the JSON's, else detected from the audio.")] = None,
+    transcript: Annotated[
+        Path,
+        typer.Argument(
+            help="Its transcript: plain text (.txt), SRT (.srt), WebVTT (.vtt), or JSON (.json: ours, "
+            "openai-whisper's or whisperX's). Its words are kept; their times come from the audio.",
+            show_default=False,
+        ),
+    ],
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="Whisper model whose cross-attention places the words (as for transcribe). Default: base, embedded.",
+        ),
+    ] = None,
+    language: Annotated[
+        str | None,
+        typer.Option(
+            "--language",
+            "-l",
+            help="Language of the transcript (code or name). Default: the JSON's, else detected from the audio.",
+        ),
+    ] = None,
     output_format: OutputFormat = "srt,vtt",
     output_dir: OutputDir = None,
     overwrite: Overwrite = False,
     name_template: NameTemplate = "{stem}",
     audio_track: Annotated[int, typer.Option("--audio-track", min=0, help="Audio stream to use (0 = first).")] = 0,
     audio_language: AudioLanguage = None,
-    json_summary: Annotated[bool, typer.Option("--json", help="Print a JSON summary on stdout, with the sentences "
-                            "that were not placed (README, \"Aligning a transcript\").")] = False,
+    json_summary: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print a JSON summary on stdout, with the sentences "
+            'that were not placed (README, "Aligning a transcript").',
+        ),
+    ] = False,
     max_line_width: MaxLineWidth = 42,
     max_lines: MaxLines = 2,
     max_cps: MaxCps = 17.0,
@@ -47,19 +87,51 @@ def align(
     word_level: WordLevel = False,
     bom: Bom = False,
     crlf: Crlf = False,
-    diarize: Annotated[bool, typer.Option("--diarize", rich_help_panel="Speakers", help="Label who speaks "
-                       "(pyannote.audio, as transcribe does). Without it, speakers the transcript names (WebVTT "
-                       "voices, JSON speakers) are kept.")] = False,
-    num_speakers: Annotated[Optional[int], typer.Option("--num-speakers", min=1, rich_help_panel="Speakers",
-                            help="Exact number of speakers, when known.", show_default=False)] = None,
-    min_speakers: Annotated[Optional[int], typer.Option("--min-speakers", min=1, rich_help_panel="Speakers",
-                            help="At least this many speakers.", show_default=False)] = None,
-    max_speakers: Annotated[Optional[int], typer.Option("--max-speakers", min=1, rich_help_panel="Speakers",
-                            help="At most this many speakers.", show_default=False)] = None,
-    diarization_model: Annotated[Optional[str], typer.Option("--diarization-model", rich_help_panel="Speakers",
-                                 help="As for transcribe.", show_default=False)] = None,
-    speaker_names: Annotated[Optional[str], typer.Option("--speaker-names", rich_help_panel="Speakers",
-                             help='Names in order of first appearance, e.g. "Alice,Bob".', show_default=False)] = None,
+    diarize: Annotated[
+        bool,
+        typer.Option(
+            "--diarize",
+            rich_help_panel="Speakers",
+            help="Label who speaks "
+            "(pyannote.audio, as transcribe does). Without it, speakers the transcript names (WebVTT "
+            "voices, JSON speakers) are kept.",
+        ),
+    ] = False,
+    num_speakers: Annotated[
+        int | None,
+        typer.Option(
+            "--num-speakers",
+            min=1,
+            rich_help_panel="Speakers",
+            help="Exact number of speakers, when known.",
+            show_default=False,
+        ),
+    ] = None,
+    min_speakers: Annotated[
+        int | None,
+        typer.Option(
+            "--min-speakers", min=1, rich_help_panel="Speakers", help="At least this many speakers.", show_default=False
+        ),
+    ] = None,
+    max_speakers: Annotated[
+        int | None,
+        typer.Option(
+            "--max-speakers", min=1, rich_help_panel="Speakers", help="At most this many speakers.", show_default=False
+        ),
+    ] = None,
+    diarization_model: Annotated[
+        str | None,
+        typer.Option("--diarization-model", rich_help_panel="Speakers", help="As for transcribe.", show_default=False),
+    ] = None,
+    speaker_names: Annotated[
+        str | None,
+        typer.Option(
+            "--speaker-names",
+            rich_help_panel="Speakers",
+            help='Names in order of first appearance, e.g. "Alice,Bob".',
+            show_default=False,
+        ),
+    ] = None,
     speaker_style: SpeakerStyleOption = SpeakerStyle.change,
     gpu_backend: GpuBackend = None,
     no_fallback: Annotated[bool, typer.Option("--no-fallback", help="As for transcribe.")] = False,
@@ -79,27 +151,46 @@ def align(
     try:
         formats = resolve_formats(output_format)
         cue_options, writer_options = subtitle_options(
-            max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps, word_level=word_level,
-            bom=bom, crlf=crlf, speaker_style=speaker_style,
+            max_line_width=max_line_width,
+            max_lines=max_lines,
+            max_cps=max_cps,
+            fps=fps,
+            word_level=word_level,
+            bom=bom,
+            crlf=crlf,
+            speaker_style=speaker_style,
         )
         asked = any(v is not None for v in (num_speakers, min_speakers, max_speakers, diarization_model, speaker_names))
         diarization, names = options_from_cli(
-            diarize=True if diarize or asked else False, num_speakers=num_speakers, min_speakers=min_speakers,
-            max_speakers=max_speakers, model=diarization_model, speaker_names=speaker_names,
+            diarize=bool(diarize or asked),
+            num_speakers=num_speakers,
+            min_speakers=min_speakers,
+            max_speakers=max_speakers,
+            model=diarization_model,
+            speaker_names=speaker_names,
             formats=tuple(f.strip().lower() for f in output_format.split(",")),
         )
         if diarization is not None:
             diarization = check_diarization(diarization)
         if diarization is None:
             formats = tuple(f for f in formats if f != "rttm")
-        selection = platform.configure(gpu_backend=gpu_backend.value if gpu_backend else None,
-                                       no_fallback=no_fallback, model=model)
+        selection = platform.configure(
+            gpu_backend=gpu_backend.value if gpu_backend else None, no_fallback=no_fallback, model=model
+        )
         platform.apply_optimizations(selection)
         options = AlignOptions(
-            model=model, language=parse_language(language), formats=formats, output_dir=output_dir,
-            name_template=name_template, overwrite=overwrite, audio_track=audio_track,
-            audio_language=check_audio_options(audio_track, audio_language), cues=cue_options,
-            writer=writer_options, diarization=diarization, speaker_names=names,
+            model=model,
+            language=parse_language(language),
+            formats=formats,
+            output_dir=output_dir,
+            name_template=name_template,
+            overwrite=overwrite,
+            audio_track=audio_track,
+            audio_language=check_audio_options(audio_track, audio_language),
+            cues=cue_options,
+            writer=writer_options,
+            diarization=diarization,
+            speaker_names=names,
         )
         result = align_media(media, transcript, options, selection)
     except SubtitlerError as e:
@@ -109,8 +200,12 @@ def align(
         raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
     for item in result.unplaced:
         where = f"after {item.after:.2f} s" if item.after is not None else "at the start"
-        err.print(f"[yellow]not placed:[/yellow] {result.transcript}:{item.line} ({where}, {item.reason}): "
-                  f"{item.text}", highlight=False, soft_wrap=True, markup=True)
+        err.print(
+            f"[yellow]not placed:[/yellow] {result.transcript}:{item.line} ({where}, {item.reason}): {item.text}",
+            highlight=False,
+            soft_wrap=True,
+            markup=True,
+        )
     if not quiet:
         for out in result.outputs:
             err.print(f"wrote {out}", highlight=False, soft_wrap=True)

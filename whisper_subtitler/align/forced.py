@@ -11,7 +11,8 @@ Distributing the text over windows (after stable-ts's ``Aligner``): a window is 
 placed one, more than it can hold. DTW must reach the end of the text at the end of the audio, so the words the
 window does not hold are packed into its last frames, with no duration or into the silence after its last speech;
 they are carried to the next window (a word that starts less than ``END_MARGIN`` before the window's speech ends
-is carried too), as is the last word when the window is cut in speech and the word runs to the cut. When every word given had a duration, the text
+is carried too), as is the last word when the window is cut in speech and the word runs to the cut.
+When every word given had a duration, the text
 was too short for the window and it is aligned again with twice as many tokens. A window none of whose words gets
 a duration places nothing and the next one starts after it. Memory holds one window of audio features and one text
 of at most ``MAX_TEXT_TOKENS`` tokens, whatever the duration.
@@ -69,10 +70,12 @@ def align_window(model, tokenizer, samples: np.ndarray, words: Sequence[ScriptWo
 
     tokens = [t for w in words for t in w.tokens]
     dtype = next(model.parameters()).dtype
-    mel = whisper.log_mel_spectrogram(whisper.pad_or_trim(torch.from_numpy(np.ascontiguousarray(samples))),
-                                      model.dims.n_mels, device=model.device).to(dtype)
-    parts = find_alignment(model, tokenizer, tokens, mel, len(samples) // HOP_LENGTH,
-                           medfilt_width=MEDFILT_WIDTH, qk_scale=QK_SCALE)
+    mel = whisper.log_mel_spectrogram(
+        whisper.pad_or_trim(torch.from_numpy(np.ascontiguousarray(samples))), model.dims.n_mels, device=model.device
+    ).to(dtype)
+    parts = find_alignment(
+        model, tokenizer, tokens, mel, len(samples) // HOP_LENGTH, medfilt_width=MEDFILT_WIDTH, qk_scale=QK_SCALE
+    )
     spans, k = [], 0
     for part in parts:
         spans.append((k, k + len(part.tokens), part))
@@ -88,8 +91,13 @@ def align_window(model, tokenizer, samples: np.ndarray, words: Sequence[ScriptWo
         if not core:
             out.append(Timed(0.0, 0.0, 0.0))
             continue
-        out.append(Timed(float(min(p.start for p in core)), float(max(p.end for p in core)),
-                         float(np.mean([p.probability for p in core]))))
+        out.append(
+            Timed(
+                float(min(p.start for p in core)),
+                float(max(p.end for p in core)),
+                float(np.mean([p.probability for p in core])),
+            )
+        )
     return out
 
 
@@ -99,8 +107,11 @@ def placed_count(times: Sequence[Timed], window_seconds: float, speech_end: floa
     window's end when it is cut in speech), less that one when the window is cut in speech, text follows and the
     word runs to the cut. The last word of the transcript may start after the speech (its end is snapped later)."""
     ends_in_speech = speech_end >= window_seconds - 1e-6
-    nonzero = [i for i, t in enumerate(times) if t.duration > 0
-               and (t.start < speech_end - END_MARGIN or (i == len(times) - 1 and not more_text))]
+    nonzero = [
+        i
+        for i, t in enumerate(times)
+        if t.duration > 0 and (t.start < speech_end - END_MARGIN or (i == len(times) - 1 and not more_text))
+    ]
     if not nonzero:
         return 0
     last = nonzero[-1]
@@ -132,15 +143,16 @@ class WindowAligner:
     def _batch(self, budget: int) -> int:
         """The number of words from ``position`` whose tokens fit ``budget`` (at least one)."""
         total, n = 0, 0
-        for word in self.words[self.position:]:
+        for word in self.words[self.position :]:
             if n and total + len(word.tokens) > budget:
                 break
             total += len(word.tokens)
             n += 1
         return n
 
-    def align_piece(self, samples: np.ndarray, offset: float, regions: Sequence[tuple[float, float]],
-                    last: bool = True) -> None:
+    def align_piece(
+        self, samples: np.ndarray, offset: float, regions: Sequence[tuple[float, float]], last: bool = True
+    ) -> None:
         """Place words in this piece of audio: ``samples`` (16 kHz mono) starting ``offset`` seconds into the file,
         with its VAD speech ``regions`` in seconds from the start of the file; ``last``: no piece follows.
 
@@ -161,11 +173,11 @@ class WindowAligner:
             start, end = window
             if not last and start + windows.WINDOW_S > limit:
                 break  # the piece may end before this window would: aligned with the next piece
-            chunk = samples[max(0, round((start - offset) * SAMPLE_RATE)): round((end - offset) * SAMPLE_RATE)]
+            chunk = samples[max(0, round((start - offset) * SAMPLE_RATE)) : round((end - offset) * SAMPLE_RATE)]
             budget = min(MAX_TEXT_TOKENS, BASE_TOKENS + math.ceil(TOKENS_PER_SECOND * (end - start)))
             while True:
                 n = self._batch(budget)
-                times = align_window(self.model, self.tokenizer, chunk, self.words[self.position:self.position + n])
+                times = align_window(self.model, self.tokenizer, chunk, self.words[self.position : self.position + n])
                 more = self.position + n < len(self.words)
                 if more and budget < MAX_TEXT_TOKENS and all(t.duration > 0 for t in times[-2:]):
                     budget = min(MAX_TEXT_TOKENS, budget * 2)  # the text ran out before the audio did

@@ -47,8 +47,12 @@ def _voiced(start: float, end: float, regions: Sequence[tuple[float, float]]) ->
     return covered / (end - start)
 
 
-def not_found(words: Sequence[ScriptWord], sentences: Sequence[Sentence], times: Sequence[Timed | None],
-              regions: Sequence[tuple[float, float]]) -> list[int]:
+def not_found(
+    words: Sequence[ScriptWord],
+    sentences: Sequence[Sentence],
+    times: Sequence[Timed | None],
+    regions: Sequence[tuple[float, float]],
+) -> list[int]:
     """Indices of the sentences the audio does not hold (module docstring), from the raw alignment ``times``."""
     missing = []
     for k, s in enumerate(sentences):
@@ -75,8 +79,9 @@ def pauses(regions: Sequence[tuple[float, float]], start: float, end: float) -> 
     return [(a, b) for a, b in gaps if b - a >= MIN_PAUSE]
 
 
-def snap_to_pauses(times: Sequence[tuple[float, float]], gaps: Sequence[tuple[float, float]]
-                   ) -> list[tuple[float, float]]:
+def snap_to_pauses(
+    times: Sequence[tuple[float, float]], gaps: Sequence[tuple[float, float]]
+) -> list[tuple[float, float]]:
     """Word times ``(start, end)`` (seconds, in order) moved onto the pauses ``gaps`` (module docstring)."""
     out = [list(t) for t in times]
     starts = [a for a, _ in gaps]
@@ -99,7 +104,7 @@ def snap_to_pauses(times: Sequence[tuple[float, float]], gaps: Sequence[tuple[fl
             used_boundaries.add(i)
             used_pauses.add(p)
     for word in out:
-        for a, b in gaps[max(0, bisect.bisect_right(starts, word[0]) - 1):]:
+        for a, b in gaps[max(0, bisect.bisect_right(starts, word[0]) - 1) :]:
             if a > word[1]:
                 break
             if a < word[0] < b < word[1]:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -97,8 +98,10 @@ class AlignResult:
 
 def outputs_for(media: Path, options: AlignOptions) -> list[tuple[str, Path]]:
     """``(format, target)`` of each output: named after ``media`` as ``transcribe`` names them."""
-    return [(fmt, output_path(media, options.output_dir, FORMATS[fmt].extension, options.name_template))
-            for fmt in options.formats]
+    return [
+        (fmt, output_path(media, options.output_dir, FORMATS[fmt].extension, options.name_template))
+        for fmt in options.formats
+    ]
 
 
 def load_model(name: str | None, selection):
@@ -133,7 +136,9 @@ def _pieces(media: Path, options: AlignOptions) -> Iterator[tuple[Audio, tuple[t
             regions = speech_regions(piece.samples, ALIGN_VAD)
             cut = piece.duration if last else split_at_pause(regions, piece.duration)
             n = int(round(cut * piece.sample_rate))
-            carry = None if last else replace(piece, samples=piece.samples[n:], offset=piece.offset + n / piece.sample_rate)
+            carry = (
+                None if last else replace(piece, samples=piece.samples[n:], offset=piece.offset + n / piece.sample_rate)
+            )
             piece = replace(piece, samples=piece.samples[:n])
             yield piece, tuple((a + piece.offset, min(b, cut) + piece.offset) for a, b in regions if a < cut), last
     finally:
@@ -177,16 +182,24 @@ def _language(options: AlignOptions, script, model, first: Audio, regions) -> st
         code = {"jv": "jw", "he": "iw"}.get(code, code)  # Whisper's codes for Javanese and Hebrew
         if code in LANGUAGES:
             if not model.is_multilingual and code != "en":
-                raise UsageError(f"the model is English-only and the transcript is in {LANGUAGES[code]}; "
-                                 "use a multilingual model (--model base, small, ...)")
+                raise UsageError(
+                    f"the model is English-only and the transcript is in {LANGUAGES[code]}; "
+                    "use a multilingual model (--model base, small, ...)"
+                )
             return code
     if not model.is_multilingual:
         return "en"
-    from whisper_subtitler.transcribe import detect_language
+    import torch
+    import whisper
 
-    language, probability = detect_language(model, first.samples, regions[0][0] - first.offset if regions else 0.0)
-    log.info("%s: detected language %s (p=%.2f)", first.source, language, probability)
-    return language
+    from whisper_subtitler.transcription import detect_language
+
+    start = max(0, round((regions[0][0] - first.offset) * first.sample_rate)) if regions else 0
+    window = whisper.pad_or_trim(torch.from_numpy(first.samples[start:]))  # the first 30 s from the first speech
+    mel = whisper.log_mel_spectrogram(window, model.dims.n_mels).to(model.device)
+    with torch.inference_mode():
+        features = model.embed_audio(mel.unsqueeze(0).to(next(model.parameters()).dtype))
+        return detect_language(model, features)
 
 
 def align_media(media: Path, transcript_path: Path, options: AlignOptions, selection) -> AlignResult:
@@ -210,8 +223,9 @@ def align_media(media: Path, transcript_path: Path, options: AlignOptions, selec
     targets = outputs_for(media, options)
     for _, target in targets:
         if target.absolute() == transcript_path.absolute() or (target.exists() and target.samefile(transcript_path)):
-            raise UsageError(f"{target}: the output would replace the transcript being aligned; "
-                             "use --output-dir or --name-template")
+            raise UsageError(
+                f"{target}: the output would replace the transcript being aligned; use --output-dir or --name-template"
+            )
     if targets and not options.overwrite and all(t.exists() for _, t in targets):
         return AlignResult(media, transcript_path, kept=tuple(t for _, t in targets))
     model, model_name = load_model(options.model, selection)
@@ -228,8 +242,9 @@ def align_media(media: Path, transcript_path: Path, options: AlignOptions, selec
             from whisper.tokenizer import get_tokenizer
 
             language = _language(options, script, model, piece, piece_regions)
-            tokenizer = get_tokenizer(model.is_multilingual, num_languages=model.num_languages, language=language,
-                                      task="transcribe")
+            tokenizer = get_tokenizer(
+                model.is_multilingual, num_languages=model.num_languages, language=language, task="transcribe"
+            )
             words, sentences = script_words(script, tokenizer)
             aligner = WindowAligner(model, tokenizer, words)
         aligner.align_piece(piece.samples, piece.offset, piece_regions, last=last)
@@ -241,13 +256,27 @@ def align_media(media: Path, transcript_path: Path, options: AlignOptions, selec
     missing = set(not_found(words, sentences, aligner.times, regions))
     kept_sentences = [k for k in range(len(sentences)) if k not in missing]
     keep = [i for k in kept_sentences for i in range(sentences[k].first, sentences[k].last + 1)]
-    snapped = dict(zip(keep, snap_to_pauses([(aligner.times[i].start, aligner.times[i].end) for i in keep],
-                                            pauses(regions, 0.0, duration))))
+    snapped = dict(
+        zip(
+            keep,
+            snap_to_pauses(
+                [(aligner.times[i].start, aligner.times[i].end) for i in keep], pauses(regions, 0.0, duration)
+            ),
+        )
+    )
     segments = []
     for k in kept_sentences:
-        s = sentences[k]
-        ws = tuple(Word(words[i].text, round(snapped[i][0], 3), round(snapped[i][1], 3),
-                        round(aligner.times[i].probability, 4), s.speaker) for i in range(s.first, s.last + 1))
+        s: Any = sentences[k]
+        ws = tuple(
+            Word(
+                words[i].text,
+                round(snapped[i][0], 3),
+                round(snapped[i][1], 3),
+                round(aligner.times[i].probability, 4),
+                s.speaker,
+            )
+            for i in range(s.first, s.last + 1)
+        )
         segments.append(Segment(ws[0].start, ws[-1].end, "".join(w.text for w in ws), ws, speaker=s.speaker))
     transcript = Transcript(tuple(segments), language, duration, model_name, str(media), "transcribe")
     unplaced = []
@@ -267,13 +296,27 @@ def align_media(media: Path, transcript_path: Path, options: AlignOptions, selec
     cues = build_cues(transcript, cue_options, speech=speech)
     in_cues = sum(len(c.words) for c in cues)
     if in_cues < len(keep):
-        log.warning("%s: %d placed words were left out by the cue rules (repeated cue text or words over silence)",
-                    media, len(keep) - in_cues)
+        log.warning(
+            "%s: %d placed words were left out by the cue rules (repeated cue text or words over silence)",
+            media,
+            len(keep) - in_cues,
+        )
     stage("cues")
     written, kept = write_subtitles(transcript, cues, targets, options.writer, overwrite=options.overwrite)
     stage("write")
-    return AlignResult(media, transcript_path, tuple(written), tuple(kept), language, round(duration, 3),
-                       len(words), in_cues, tuple(unplaced), transcript.speakers, timings)
+    return AlignResult(
+        media,
+        transcript_path,
+        tuple(written),
+        tuple(kept),
+        language,
+        round(duration, 3),
+        len(words),
+        in_cues,
+        tuple(unplaced),
+        transcript.speakers,
+        timings,
+    )
 
 
 def _diarize(transcript: Transcript, audio: Audio, speech, options: AlignOptions, selection) -> Transcript:

@@ -71,8 +71,10 @@ def _timestamp(value: str) -> float:
 def _vtt(path: Path) -> list[Line]:
     import webvtt
 
-    return [Line(clean(c.raw_text), _timestamp(c.start), _timestamp(c.end), getattr(c, "voice", None) or None)
-            for c in webvtt.read(str(path)).captions]
+    return [
+        Line(clean(c.raw_text), _timestamp(c.start), _timestamp(c.end), getattr(c, "voice", None) or None)
+        for c in webvtt.read(str(path)).captions
+    ]
 
 
 def _json(path: Path) -> tuple[list[Line], str | None]:
@@ -92,8 +94,10 @@ def read_script(path: Path) -> Script:
     path = Path(path)
     ext = path.suffix.lower().lstrip(".")
     if ext not in EXTENSIONS:
-        raise InputError(f"{path}: unknown transcript format {path.suffix or '(no extension)'!r}; "
-                         f"use {', '.join('.' + e for e in EXTENSIONS)}")
+        raise InputError(
+            f"{path}: unknown transcript format {path.suffix or '(no extension)'!r}; "
+            f"use {', '.join('.' + e for e in EXTENSIONS)}"
+        )
     language = None
     try:
         if ext == "json":

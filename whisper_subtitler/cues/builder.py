@@ -259,8 +259,7 @@ def build_cues(
     groups = drop_repeats(drop_improbable(groups, options.min_cue_probability))
 
     texts = _cue_text(groups, ctx)
-    spans = [Span(g[0].start, g[-1].end, _chars(lines, spaceless), len(g))
-             for g, (lines, _, _) in zip(groups, texts)]
+    spans = [Span(g[0].start, g[-1].end, _chars(lines, spaceless), len(g)) for g, (lines, _, _) in zip(groups, texts)]
     times = time_cues(spans, options, transcript.duration)
     return tuple(
         Cue(start, end, lines, g[0].speaker, tuple(g), prefixes, line_speakers)

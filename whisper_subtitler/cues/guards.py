@@ -58,9 +58,7 @@ def drop_silent_segments(segments: Sequence[Segment]) -> tuple[Segment, ...]:
     return kept
 
 
-def drop_unvoiced(
-    words: Sequence[Word], speech: Sequence[tuple[float, float]] | None, pad: float
-) -> tuple[Word, ...]:
+def drop_unvoiced(words: Sequence[Word], speech: Sequence[tuple[float, float]] | None, pad: float) -> tuple[Word, ...]:
     """Words that overlap a VAD speech region widened by ``pad`` seconds on each side.
 
     ``speech`` is a sequence of (start, end) seconds, e.g. from silero-vad; ``None`` means no VAD ran and
@@ -146,8 +144,9 @@ def _sentences(words: Sequence[Word]) -> list[tuple[int, int]]:
     return out
 
 
-def drop_repeated_sentences(words: Sequence[Word], segment_of: Sequence[int] | None = None,
-                            max_cps: float = 17.0) -> tuple[Word, ...]:
+def drop_repeated_sentences(
+    words: Sequence[Word], segment_of: Sequence[int] | None = None, max_cps: float = 17.0
+) -> tuple[Word, ...]:
     """``words`` without each sentence that repeats the sentence right before it (same words, case and punctuation
     ignored, at least ``MIN_REPEATED_WORDS`` words) when the two come from different segments (``segment_of[i]``:
     the segment of word ``i``; ``None``: every word from its own decoding, so any repeat counts) or when the repeat is
@@ -201,8 +200,11 @@ def drop_squashed(words: Sequence[Word], max_cps: float) -> tuple[Word, ...]:
                 bad[k] = True
     kept = tuple(w for w, b in zip(words, bad) if not b)
     if len(kept) < len(words):
-        logger.warning("dropped %d words with squashed word timestamps (%s)", len(words) - len(kept),
-                       " ".join(w.text.strip() for w, b in zip(words, bad) if b)[:80])
+        logger.warning(
+            "dropped %d words with squashed word timestamps (%s)",
+            len(words) - len(kept),
+            " ".join(w.text.strip() for w, b in zip(words, bad) if b)[:80],
+        )
     return kept
 
 

@@ -18,9 +18,7 @@ from dataclasses import dataclass
 
 from whisper_subtitler.cues.width import display_width, ends_clause, ends_sentence
 
-ARTICLES = frozenset(
-    "a an the this that these those my your his her its our their some any every each no".split()
-)
+ARTICLES = frozenset("a an the this that these those my your his her its our their some any every each no".split())
 CONJUNCTIONS = frozenset(
     "and but or nor so yet because although though while whereas if unless until when whenever where "
     "wherever whether which who whom whose that than since as".split()
@@ -37,7 +35,7 @@ AUXILIARIES = frozenset(
 )
 
 # Japanese kinsoku shori (JIS X 4051): characters that may not start a line, and that may not end one.
-NO_LINE_START = frozenset("、。，．・：；？！ー」』）】〕〉》”’…々" "ぁぃぅぇぉっゃゅょゎ" "ァィゥェォッャュョヮヵヶ")
+NO_LINE_START = frozenset("、。，．・：；？！ー」』）】〕〉》”’…々ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ")
 NO_LINE_END = frozenset("「『（【〔〈《“‘")
 
 NEVER = 40.0  # penalty of a break the rules forbid; still possible when nothing else fits

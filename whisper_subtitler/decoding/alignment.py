@@ -101,8 +101,9 @@ def align_batch(
     return out
 
 
-def _row_alignment(tokenizer, text_tokens: list[int], text_token_probs: list[float], weights, num_frames: int
-                   ) -> list[WordTiming]:
+def _row_alignment(
+    tokenizer, text_tokens: list[int], text_token_probs: list[float], weights, num_frames: int
+) -> list[WordTiming]:
     """``whisper.timing.find_alignment`` after its model call, for one row."""
     n = len(text_tokens)
     sot = len(tokenizer.sot_sequence)
@@ -144,7 +145,8 @@ def _words(alignment: list[WordTiming], duration: float) -> list[TimedWord]:
     merge_punctuations(alignment, PREPEND_PUNCTUATIONS, APPEND_PUNCTUATIONS)
     words = [
         {"word": t.word, "start": round(float(t.start), 2), "end": round(float(t.end), 2), "probability": t.probability}
-        for t in alignment if t.word
+        for t in alignment
+        if t.word
     ]
     if words:
         # the first and second word after a pause are not longer than twice the median word duration

@@ -75,8 +75,15 @@ class BudgetedDecodingTask(DecodingTask):
     per audio row (``SeededSampler``; default: ``sampling_seed(0, row, temperature)``).
     """
 
-    def __init__(self, model, options: DecodingOptions, budgets: Sequence[int], *, compiled: bool = False,
-                 seeds: Sequence[int] | None = None) -> None:
+    def __init__(
+        self,
+        model,
+        options: DecodingOptions,
+        budgets: Sequence[int],
+        *,
+        compiled: bool = False,
+        seeds: Sequence[int] | None = None,
+    ) -> None:
         if options.beam_size is not None or (options.best_of or 1) > 1:
             raise ValueError("batched decoding supports greedy and sampling decoding only (no beam_size, best_of)")
         if options.sample_len is None:

@@ -56,8 +56,7 @@ class Chunk:
 
     def region_at(self, t: float) -> int:
         """Index of the region that holds audio time ``t`` (seconds), else of the nearest one."""
-        return min(range(len(self.regions)),
-                   key=lambda i: max(self.regions[i][0] - t, t - self.regions[i][1], 0.0))
+        return min(range(len(self.regions)), key=lambda i: max(self.regions[i][0] - t, t - self.regions[i][1], 0.0))
 
 
 def split_region(region: Region, max_s: float = MAX_CHUNK_S, quietest: Quietest | None = None) -> list[Region]:
@@ -124,9 +123,7 @@ def plan_chunks(
             windows[-1].append((start, end))
         else:
             windows.append([(start, end)])
-    return [
-        Chunk(first_index + i, w[0][0], w[-1][1], tuple(join_regions(w, merge_gap))) for i, w in enumerate(windows)
-    ]
+    return [Chunk(first_index + i, w[0][0], w[-1][1], tuple(join_regions(w, merge_gap))) for i, w in enumerate(windows)]
 
 
 def token_budget(duration: float, limit: int = MAX_NEW_TOKENS) -> int:

@@ -76,7 +76,8 @@ def best_attempt(attempts: Sequence[Decoded], t: Thresholds = Thresholds()) -> D
         if not needs_fallback(d, t):
             return d
     calm = [
-        d for d in attempts
+        d
+        for d in attempts
         if not d.truncated and (t.compression_ratio is None or d.compression_ratio <= t.compression_ratio)
     ]
     return max(calm or attempts, key=lambda d: d.avg_logprob)

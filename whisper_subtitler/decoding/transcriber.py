@@ -154,8 +154,10 @@ class ChunkTranscriber:
             from whisper.tokenizer import get_tokenizer
 
             self._tokenizer = get_tokenizer(
-                self.model.is_multilingual, num_languages=self.model.num_languages,
-                language=self.language, task=self.options.task,
+                self.model.is_multilingual,
+                num_languages=self.model.num_languages,
+                language=self.language,
+                task=self.options.task,
             )
         return self._tokenizer
 
@@ -178,8 +180,14 @@ class ChunkTranscriber:
         except Exception as error:  # noqa: BLE001 - re-raised unless the level-2 extras can be dropped
             if is_out_of_memory(error) or not (self.compiled_decoder or self.attention):
                 raise
-            extras = [name for name, on in (("the compiled decoder step", self.compiled_decoder),
-                                            (f"attention kernel {self.attention}", self.attention)) if on]
+            extras = [
+                name
+                for name, on in (
+                    ("the compiled decoder step", self.compiled_decoder),
+                    (f"attention kernel {self.attention}", self.attention),
+                )
+                if on
+            ]
             cause = (str(error).strip().splitlines() or [type(error).__name__])[0]
             log.warning("decoding with %s failed (%s); decoding without from here on", " and ".join(extras), cause)
             self.compiled_decoder, self.attention = False, None
@@ -204,9 +212,15 @@ class ChunkTranscriber:
             for temperature in self.options.temperatures:
                 rows = features if len(pending) == len(group) else features[pending]
                 decoded = budgeted.decode_features(
-                    self.model, rows, [budgets[i] for i in pending], language=self.language,
-                    task=self.options.task, temperature=temperature, fp16=self.fp16,
-                    prompt=self.options.initial_prompt, compiled=self.compiled_decoder,
+                    self.model,
+                    rows,
+                    [budgets[i] for i in pending],
+                    language=self.language,
+                    task=self.options.task,
+                    temperature=temperature,
+                    fp16=self.fp16,
+                    prompt=self.options.initial_prompt,
+                    compiled=self.compiled_decoder,
                     seeds=[budgeted.sampling_seed(self.options.seed, first_samples[i], temperature) for i in pending],
                 )
                 if temperature > 0:
@@ -219,14 +233,22 @@ class ChunkTranscriber:
                 log.debug("%d of %d chunks decoded again above temperature %.1f", len(pending), len(group), temperature)
             best = [best_attempt(a, self.thresholds) for a in attempts]
             kept = [() if is_silence(d, self.thresholds) or not d.text.strip() else d.tokens for d in best]
-            timed = align_batch(self.model, self.tokenizer(), kept, [d.token_probs for d in best], features,
-                                [len(x) for x in samples])
+            timed = align_batch(
+                self.model, self.tokenizer(), kept, [d.token_probs for d in best], features, [len(x) for x in samples]
+            )
             return [self._segments(c, d, t) if k else () for c, d, t, k in zip(group, best, timed, kept)]
 
     def _segments(self, chunk: Chunk, decoded: Decoded, timed: list[TimedWord]) -> tuple[Segment, ...]:
         def segment(start: float, end: float, text: str, words: tuple[Word, ...] = ()) -> Segment:
-            return Segment(start=start, end=end, text=text, words=words, avg_logprob=decoded.avg_logprob,
-                           compression_ratio=decoded.compression_ratio, no_speech_prob=decoded.no_speech_prob)
+            return Segment(
+                start=start,
+                end=end,
+                text=text,
+                words=words,
+                avg_logprob=decoded.avg_logprob,
+                compression_ratio=decoded.compression_ratio,
+                no_speech_prob=decoded.no_speech_prob,
+            )
 
         if not timed:  # text without alignable words: keep the text over the chunk
             return (segment(chunk.start, chunk.end, " " + decoded.text.strip()),)
@@ -249,10 +271,13 @@ class BatchedDecoding:
 
     batch_size: int | None = None
 
-    def transcriber(self, model: Any, options: TranscribeOptions, selection: Any, model_name: str) -> BatchedTranscriber:
+    def transcriber(
+        self, model: Any, options: TranscribeOptions, selection: Any, model_name: str
+    ) -> BatchedTranscriber:
         """A ``BatchedTranscriber`` for ``model`` (loaded, on ``selection``'s device)."""
-        return BatchedTranscriber(model, options, model_name=model_name, selection=selection,
-                                  batch_size=self.batch_size)
+        return BatchedTranscriber(
+            model, options, model_name=model_name, selection=selection, batch_size=self.batch_size
+        )
 
 
 class BatchedTranscriber:
@@ -292,8 +317,9 @@ class BatchedTranscriber:
             return DecodingSettings()
         if self.selection is None:
             return DecodingSettings(self.batch_size or CPU_BATCH)
-        return choose_settings(self.model, audio, speech, options, self.selection, model_name=self.model_name,
-                               requested=self.batch_size)
+        return choose_settings(
+            self.model, audio, speech, options, self.selection, model_name=self.model_name, requested=self.batch_size
+        )
 
     def transcribe(self, audio: Audio, speech: Sequence[Region], language: str | None = None) -> Transcript:
         """See ``transcription.Transcriber``: word timestamps in seconds from the start of ``audio``; audio without
@@ -306,12 +332,25 @@ class BatchedTranscriber:
             return new_transcript(audio.source, audio.duration, options, self.model_name)
         settings = self.settings(audio, speech, options)
         started = time.perf_counter()
-        transcriber = ChunkTranscriber(self.model, options, batch_size=settings.batch_size, thresholds=self.thresholds,
-                                       decoder_kernels=settings.decoder_kernels,
-                                       compiled_decoder=settings.compiled_decoder, attention=settings.attention,
-                                       offset=audio.offset)
+        transcriber = ChunkTranscriber(
+            self.model,
+            options,
+            batch_size=settings.batch_size,
+            thresholds=self.thresholds,
+            decoder_kernels=settings.decoder_kernels,
+            compiled_decoder=settings.compiled_decoder,
+            attention=settings.attention,
+            offset=audio.offset,
+        )
         segments = transcriber.transcribe(chunks, source)
         self.on_cpu = self.on_cpu or transcriber.moved_to_cpu
-        log.debug("%s: %d chunks, %d segments in %.1f s (batch %d, %d chunk decodings sampled)", audio.source,
-                  len(chunks), len(segments), time.perf_counter() - started, transcriber.batch_size, transcriber.sampled)
+        log.debug(
+            "%s: %d chunks, %d segments in %.1f s (batch %d, %d chunk decodings sampled)",
+            audio.source,
+            len(chunks),
+            len(segments),
+            time.perf_counter() - started,
+            transcriber.batch_size,
+            transcriber.sampled,
+        )
         return new_transcript(audio.source, audio.duration, options, self.model_name, segments, transcriber.language)

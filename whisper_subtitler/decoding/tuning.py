@@ -110,10 +110,22 @@ def choose_settings(
     name = model_name or str(selection.model)
     reference: dict[int, list[str]] = {}  # per number of chunks, the words of the first run over them
 
-    def run(chunks: list, batch_size: int, decoder_kernels: bool | None = None, compiled: bool = False,
-            attention: str | None = None) -> None:
-        transcriber = ChunkTranscriber(model, fixed, batch_size=batch_size, decoder_kernels=decoder_kernels,
-                                       compiled_decoder=compiled, attention=attention, cpu_fallback=False)
+    def run(
+        chunks: list,
+        batch_size: int,
+        decoder_kernels: bool | None = None,
+        compiled: bool = False,
+        attention: str | None = None,
+    ) -> None:
+        transcriber = ChunkTranscriber(
+            model,
+            fixed,
+            batch_size=batch_size,
+            decoder_kernels=decoder_kernels,
+            compiled_decoder=compiled,
+            attention=attention,
+            cpu_fallback=False,
+        )
         words = [w for segment in transcriber.transcribe(chunks, source) for w in segment.text.split()]
         if transcriber.batch_size != batch_size:
             raise RuntimeError(f"out of memory at batch {batch_size}")  # the runner shrank: not a fair measure
@@ -125,33 +137,61 @@ def choose_settings(
     warmup, repeats = (1, 2) if gpu else (0, 1)
     batch_size = advice
     if len(candidates) > 1:
-        result = tune(candidates, lambda b: run(sample, b), tuning_key(selection, model=name, setting="batch_size"),
-                      baseline=advice, warmup=warmup, repeats=repeats)
+        result = tune(
+            candidates,
+            lambda b: run(sample, b),
+            tuning_key(selection, model=name, setting="batch_size"),
+            baseline=advice,
+            warmup=warmup,
+            repeats=repeats,
+        )
         log.info("level 2: batch size %d (%s)", result.winner, "cached" if result.cached else result.seconds)
         batch_size = int(result.winner)
     measured = sample[:batch_size]
 
     default = model.device.type == "cpu"  # ChunkTranscriber's default
-    result = tune([default, not default], lambda on: run(measured, batch_size, on),
-                  tuning_key(selection, model=name, setting=f"decoder_kernels@{batch_size}"), baseline=default,
-                  warmup=warmup, repeats=repeats)
-    log.info("level 2: decoder kernels %s (%s)", "on" if result.winner else "off",
-             "cached" if result.cached else result.seconds)
+    result = tune(
+        [default, not default],
+        lambda on: run(measured, batch_size, on),
+        tuning_key(selection, model=name, setting=f"decoder_kernels@{batch_size}"),
+        baseline=default,
+        warmup=warmup,
+        repeats=repeats,
+    )
+    log.info(
+        "level 2: decoder kernels %s (%s)",
+        "on" if result.winner else "off",
+        "cached" if result.cached else result.seconds,
+    )
     kernels = bool(result.winner)
 
     # "auto": PyTorch's own choice, the baseline (tune() needs a baseline that is not None)
     setting = f"attention@{batch_size},kernels={kernels}"
-    result = tune(["auto", *ATTENTION_KERNELS.get(selection.backend, ())],
-                  lambda kernel: run(measured, batch_size, kernels, attention=_pinned(kernel)),
-                  tuning_key(selection, model=name, setting=setting), baseline="auto", warmup=warmup, repeats=repeats)
+    result = tune(
+        ["auto", *ATTENTION_KERNELS.get(selection.backend, ())],
+        lambda kernel: run(measured, batch_size, kernels, attention=_pinned(kernel)),
+        tuning_key(selection, model=name, setting=setting),
+        baseline="auto",
+        warmup=warmup,
+        repeats=repeats,
+    )
     log.info("level 2: attention kernel %s (%s)", result.winner, "cached" if result.cached else result.seconds)
     attention = _pinned(result.winner)
 
     # compilation is paid once per process: spread over the windows of an hour of speech, in runs of `measured`
     setting = f"compiled_decoder@{batch_size},kernels={kernels},attention={result.winner}"
-    result = tune([False, True], lambda on: run(measured, batch_size, kernels, on, attention),
-                  tuning_key(selection, model=name, setting=setting), baseline=False,
-                  warmup=1, repeats=repeats, amortize=max(1, PAYBACK_WINDOWS // len(measured)))
-    log.info("level 2: compiled decoder step %s (%s)", "on" if result.winner else "off",
-             "cached" if result.cached else result.seconds)
+    result = tune(
+        [False, True],
+        lambda on: run(measured, batch_size, kernels, on, attention),
+        tuning_key(selection, model=name, setting=setting),
+        baseline=False,
+        warmup=1,
+        repeats=repeats,
+        amortize=max(1, PAYBACK_WINDOWS // len(measured)),
+    )
+    log.info(
+        "level 2: compiled decoder step %s (%s)",
+        "on" if result.winner else "off",
+        "cached" if result.cached else result.seconds,
+    )
     return DecodingSettings(batch_size, kernels, bool(result.winner), attention)

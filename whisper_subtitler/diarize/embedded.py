@@ -95,9 +95,11 @@ def trim_to_speech(output, file: dict):
     speech = Timeline([Segment(start, end) for start, end in speech_regions(samples, TRIM_VAD)]).support()
     if isinstance(output, Annotation):
         return output.crop(speech, mode="intersection")
-    return replace(output, speaker_diarization=output.speaker_diarization.crop(speech, mode="intersection"),
-                   exclusive_speaker_diarization=output.exclusive_speaker_diarization.crop(speech,
-                                                                                           mode="intersection"))
+    return replace(
+        output,
+        speaker_diarization=output.speaker_diarization.crop(speech, mode="intersection"),
+        exclusive_speaker_diarization=output.exclusive_speaker_diarization.crop(speech, mode="intersection"),
+    )
 
 
 class OfflineSpeakerDiarization(SpeakerDiarization):
@@ -157,8 +159,9 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
         """pyannote's ``SpeakerDiarization.apply``; when the file dict carries the VAD's ``speech`` regions
         (``fast`` only), the speaker turns are then cut to where silero-vad hears speech with tight edges
         (:data:`TRIM_VAD`): the segmentation model's frames blur a turn's edges into the pauses around it."""
-        output = super().apply(file, num_speakers=num_speakers, min_speakers=min_speakers,
-                               max_speakers=max_speakers, hook=hook, **kwargs)
+        output = super().apply(
+            file, num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers, hook=hook, **kwargs
+        )
         if not self.fast or not isinstance(file, dict) or file.get("speech") is None:
             return output
         return trim_to_speech(output, file)
@@ -203,8 +206,15 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
             waveform, sample_rate = file["waveform"], file["sample_rate"]
         else:
             waveform, sample_rate = self._audio(file)
-        embeddings = pooled_embeddings(self._embedding.model_, waveform, sample_rate, binary_segmentations, masks,
-                                       block_windows=self.block_windows, hook=hook)
+        embeddings = pooled_embeddings(
+            self._embedding.model_,
+            waveform,
+            sample_rate,
+            binary_segmentations,
+            masks,
+            block_windows=self.block_windows,
+            hook=hook,
+        )
         if self.training:
             file["training_cache/embeddings"] = {"embeddings": embeddings}
         return embeddings

@@ -52,8 +52,9 @@ class Diarizer:
         """The speaker turns of ``audio``: ``self.diarize(audio, hook).turns``."""
         return self.diarize(audio, hook).turns
 
-    def diarize(self, audio: Audio, hook: Callable[..., None] | None = None,
-                speech: Sequence[tuple[float, float]] | None = None) -> Diarization:
+    def diarize(
+        self, audio: Audio, hook: Callable[..., None] | None = None, speech: Sequence[tuple[float, float]] | None = None
+    ) -> Diarization:
         """Diarize ``audio`` (mono float32 at 16 kHz, passed in memory).
 
         ``speech`` are the VAD's speech regions ``(start, end)`` in seconds, when known: the embedded pipeline
@@ -77,8 +78,11 @@ class Diarizer:
 
         waveform = torch.from_numpy(np.ascontiguousarray(audio.samples, dtype=np.float32)).unsqueeze(0)
         started = time.perf_counter()
-        with pyannote_compat.stdout_to_log(), pyannote_compat.quiet_pyannote_warnings(), \
-                pyannote_compat.keep_tf32_settings():
+        with (
+            pyannote_compat.stdout_to_log(),
+            pyannote_compat.quiet_pyannote_warnings(),
+            pyannote_compat.keep_tf32_settings(),
+        ):
             file = {"waveform": waveform, "sample_rate": audio.sample_rate, "uri": audio.source.stem or "audio"}
             if speech is not None:
                 file["speech"] = tuple(speech)
@@ -94,7 +98,10 @@ class Diarizer:
         exclusive_turns = turns_from_annotation(exclusive, names) if exclusive is not None else turns
         logger.info(
             "diarization: %d speaker turns, %d speakers, %.1f s for %.1f s of audio",
-            len(turns), len({t.speaker for t in turns}), time.perf_counter() - started, audio.duration,
+            len(turns),
+            len({t.speaker for t in turns}),
+            time.perf_counter() - started,
+            audio.duration,
         )
         return Diarization(turns, exclusive_turns)
 
@@ -155,7 +162,9 @@ def preflight(options: DiarizationOptions) -> str:
         return f"local pipeline {source}"
     from huggingface_hub import hf_hub_download
 
-    _with_hub_token(source, lambda token: hf_hub_download(source, PIPELINE_CONFIG, token=token, library_name="pyannote"))
+    _with_hub_token(
+        source, lambda token: hf_hub_download(source, PIPELINE_CONFIG, token=token, library_name="pyannote")
+    )
     return f"Hugging Face pipeline {source}"
 
 

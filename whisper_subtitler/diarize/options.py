@@ -47,7 +47,11 @@ class DiarizationOptions:
 
     def speaker_counts(self) -> dict[str, int]:
         """The counts that were given, as keyword arguments of pyannote's ``SpeakerDiarization.apply``."""
-        counts = {"num_speakers": self.num_speakers, "min_speakers": self.min_speakers, "max_speakers": self.max_speakers}
+        counts = {
+            "num_speakers": self.num_speakers,
+            "min_speakers": self.min_speakers,
+            "max_speakers": self.max_speakers,
+        }
         return {k: v for k, v in counts.items() if v is not None}
 
 
@@ -80,6 +84,11 @@ def options_from_cli(
         if "rttm" in formats:
             raise UsageError("--format rttm needs speaker turns", hint="leave out --no-diarize")
         return None, names
-    options = DiarizationOptions(model=model, num_speakers=num_speakers, min_speakers=min_speakers,
-                                 max_speakers=max_speakers, required=bool(diarize) or asked)
+    options = DiarizationOptions(
+        model=model,
+        num_speakers=num_speakers,
+        min_speakers=min_speakers,
+        max_speakers=max_speakers,
+        required=bool(diarize) or asked,
+    )
     return options, names

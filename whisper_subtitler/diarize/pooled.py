@@ -87,10 +87,10 @@ def pooled_embeddings(
     if hook is not None:
         hook("embeddings", None, total=total, completed=0)
     for done, first in enumerate(range(0, len(active_blocks), batch_size), 1):
-        group = active_blocks[first: first + batch_size]
+        group = active_blocks[first : first + batch_size]
         batch = torch.zeros(len(group), 1, block_samples)
         for i, b in enumerate(group):
-            piece = waveform[0, b * step_samples: b * step_samples + block_samples]
+            piece = waveform[0, b * step_samples : b * step_samples + block_samples]
             batch[i, 0, : piece.shape[-1]] = piece
         frames = model.frames(batch.to(device))  # (blocks, channels, block frames)
         fps = frames.shape[-1] / (block_samples / sample_rate)  # frames per second
@@ -101,13 +101,14 @@ def pooled_embeddings(
             if not rows:
                 continue
             # each row's mask, resized to the window's frames (nearest, as StatsPool does) and placed on the block
-            resized = F.interpolate(torch.from_numpy(masks[owned].transpose(0, 2, 1).copy()), size=window_frames,
-                                    mode="nearest")  # (windows, speakers, window frames)
+            resized = F.interpolate(
+                torch.from_numpy(masks[owned].transpose(0, 2, 1).copy()), size=window_frames, mode="nearest"
+            )  # (windows, speakers, window frames)
             weights = torch.zeros(len(rows), frames.shape[-1], dtype=torch.float64)
             where = {c: k for k, c in enumerate(owned)}
             for r, (c, s) in enumerate(rows):
                 offset = min(int(round((starts[c] - b * block_step) * fps)), frames.shape[-1] - window_frames)
-                weights[r, offset: offset + window_frames] = resized[where[c], s]
+                weights[r, offset : offset + window_frames] = resized[where[c], s]
             stats = weighted_stats(frames[i].to(torch.float64).cpu(), weights)
             with torch.inference_mode():
                 out = model.embed_stats(stats.to(device=device, dtype=frames.dtype))

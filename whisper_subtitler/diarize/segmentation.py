@@ -28,17 +28,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from pyannote.audio.core.inference import Inference
-from pyannote.core import SlidingWindow, SlidingWindowFeature
-
 from pyannote.audio.utils.multi_task import map_with_specifications
+from pyannote.core import SlidingWindow, SlidingWindowFeature
 
 from whisper_subtitler.diarize import sincnet
 
 SPEECH_PAD = 0.5  # s: a window within this distance of a speech region is run (the VAD's edges are not exact)
 
 
-def windows_with_speech(starts: np.ndarray, duration: float, speech: Sequence[tuple[float, float]] | None,
-                        pad: float = SPEECH_PAD) -> np.ndarray:
+def windows_with_speech(
+    starts: np.ndarray, duration: float, speech: Sequence[tuple[float, float]] | None, pad: float = SPEECH_PAD
+) -> np.ndarray:
     """Which windows ``[start, start + duration]`` (seconds) touch a speech region widened by ``pad``:
     ``(num_windows,)`` bool. ``speech=None`` (no VAD ran) keeps every window."""
     if speech is None:
@@ -51,7 +51,7 @@ def windows_with_speech(starts: np.ndarray, duration: float, speech: Sequence[tu
 
 def window_at(waveform: torch.Tensor, start: int, window: int) -> torch.Tensor:
     """``waveform[:, start:start + window]`` ``(channels, window)`` samples, zero-padded past the end."""
-    piece = waveform[:, start: start + window]
+    piece = waveform[:, start : start + window]
     return piece if piece.shape[-1] == window else F.pad(piece, (0, window - piece.shape[-1]))
 
 
@@ -100,9 +100,12 @@ class SegmentationInference(Inference):
             return map_with_specifications(self.model.specifications, _to_numpy, scores, self.conversion)
 
         # on the CPU, at least one batch per thread, so that short files use every core too
-        size = self.batch_size if self.device.type != "cpu" else max(
-            1, min(self.batch_size, -(-len(keep) // torch.get_num_threads())))
-        batches = [keep[i: i + size] for i in range(0, len(keep), size)]
+        size = (
+            self.batch_size
+            if self.device.type != "cpu"
+            else max(1, min(self.batch_size, -(-len(keep) // torch.get_num_threads())))
+        )
+        batches = [keep[i : i + size] for i in range(0, len(keep), size)]
         total = max(len(batches), 1)
         if hook is not None:
             hook(completed=0, total=total)

@@ -56,11 +56,11 @@ def segment(model, waveform: torch.Tensor, starts: np.ndarray, window: int) -> t
     pooled = []
     for start in starts:
         k = int(start) - first
-        piece = span[0, k:k + window]
+        piece = span[0, k : k + window]
         var, mean = torch.var_mean(piece, correction=0)
         scale = gamma / torch.sqrt(var + norm.eps)
         offset = (beta - mean * scale) * taps
-        first_conv = shared[:, k // stride: k // stride + frames] * scale + offset[:, None]
+        first_conv = shared[:, k // stride : k // stride + frames] * scale + offset[:, None]
         pooled.append(sincnet.pool1d[0](torch.abs(first_conv)))
     outputs = F.leaky_relu(sincnet.norm1d[0](torch.stack(pooled)))
     for conv, pool, norm1d in zip(sincnet.conv1d[1:], sincnet.pool1d[1:], sincnet.norm1d[1:]):

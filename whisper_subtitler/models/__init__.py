@@ -181,7 +181,9 @@ def load_whisper(resolved: ResolvedModel, device: str = "cpu"):
         model = Whisper(dims)
         model.load_state_dict(checkpoint["model_state_dict"], strict=True)
     except Exception as e:  # a pickle with code, another kind of file, missing keys, wrong shapes
-        raise ModelError(f"{resolved.path}: not a loadable openai-whisper checkpoint ({type(e).__name__}: {e})") from None
+        raise ModelError(
+            f"{resolved.path}: not a loadable openai-whisper checkpoint ({type(e).__name__}: {e})"
+        ) from None
     heads = resolved.alignment_heads
     pairs = checkpoint.get("alignment_heads")
     if heads is None and pairs:

@@ -120,7 +120,9 @@ def convert(folder: Path) -> dict:
 
     folder = Path(folder)
     variables, _aliases = read_model_bin(folder / "model.bin")
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8")) if (folder / "config.json").exists() else {}
+    config = (
+        json.loads((folder / "config.json").read_text(encoding="utf-8")) if (folder / "config.json").exists() else {}
+    )
 
     def tensor(a: np.ndarray) -> torch.Tensor:
         t = torch.from_numpy(a.copy())
@@ -134,7 +136,9 @@ def convert(folder: Path) -> dict:
         if target is not None:
             state[target] = tensor(array)
             continue
-        m = re.fullmatch(r"(encoder|decoder)/layer_(\d+)/(self_attention|attention)/(linear_0|linear_1)/(weight|bias)", name)
+        m = re.fullmatch(
+            r"(encoder|decoder)/layer_(\d+)/(self_attention|attention)/(linear_0|linear_1)/(weight|bias)", name
+        )
         if not m:
             raise ConversionError(f"{folder}: no openai-whisper name for CTranslate2 variable {name}")
         side, layer, kind, linear, leaf = m.groups()

@@ -25,14 +25,21 @@ class ModelHolder:
     ``decoding`` makes the transcriber, with ``options``; ``selection``: the ``platform.Selection`` (device,
     dtype); ``diarization``: the diarization options, ``None`` without diarization."""
 
-    def __init__(self, model: str | None, decoding: Decoding, options: TranscribeOptions, selection: Any,
-                 diarization: DiarizationOptions | None = None) -> None:
+    def __init__(
+        self,
+        model: str | None,
+        decoding: Decoding,
+        options: TranscribeOptions,
+        selection: Any,
+        diarization: DiarizationOptions | None = None,
+    ) -> None:
         from whisper_subtitler.diarize.memory import one_model_at_a_time
 
         self.model, self.decoding, self.options, self.selection = model, decoding, options, selection
         self.diarization = diarization
         self.exclusive = diarization is not None and one_model_at_a_time(
-            selection.device, selection.device_info.total_memory)
+            selection.device, selection.device_info.total_memory
+        )
         self._resolved: ResolvedModel | None = None
         self._whisper: Any = None
         self._transcriber: Transcriber | None = None
@@ -65,8 +72,7 @@ class ModelHolder:
     def transcriber(self) -> Transcriber:
         """The run's ``Transcriber``, made by ``decoding`` once per loaded Whisper model."""
         if self._transcriber is None:
-            self._transcriber = self.decoding.transcriber(self.whisper(), self.options, self.selection,
-                                                          self.model_name)
+            self._transcriber = self.decoding.transcriber(self.whisper(), self.options, self.selection, self.model_name)
         return self._transcriber
 
     @contextmanager

@@ -27,9 +27,28 @@ from whisper_subtitler.platform.select import Selection, select
 from whisper_subtitler.platform.tune import TuneResult, tune, tuning_key
 
 __all__ = [
-    "Backend", "BackendName", "BatchAdvice", "Device", "Machine", "OptimizationReport", "Probe", "Request", "Selection",
-    "StepResult", "TuneResult", "apply_optimizations", "batch_table", "configure", "describe", "detect",
-    "plan_optimizations", "prepare_model", "recommend_batch_size", "select", "tune", "tuning_key",
+    "Backend",
+    "BackendName",
+    "BatchAdvice",
+    "Device",
+    "Machine",
+    "OptimizationReport",
+    "Probe",
+    "Request",
+    "Selection",
+    "StepResult",
+    "TuneResult",
+    "apply_optimizations",
+    "batch_table",
+    "configure",
+    "describe",
+    "detect",
+    "plan_optimizations",
+    "prepare_model",
+    "recommend_batch_size",
+    "select",
+    "tune",
+    "tuning_key",
 ]
 
 log = logging.getLogger(__name__)
@@ -53,7 +72,9 @@ def enable_mps_fallback(environ: dict[str, str] | None = None) -> bool:
     if "torch" in sys.modules:
         log.warning(
             "torch was imported before %s could be set: operators missing on MPS will fail; "
-            "export %s=1 before starting", MPS_FALLBACK_VARIABLE, MPS_FALLBACK_VARIABLE,
+            "export %s=1 before starting",
+            MPS_FALLBACK_VARIABLE,
+            MPS_FALLBACK_VARIABLE,
         )
     return True
 
@@ -102,7 +123,11 @@ def configure(
         enable_mps_fallback()
         machine = detect()
     selection = select(request, machine, model)
-    if detected and selection.backend in (BackendName.CUDA, BackendName.ROCM) and selection.device_info.free_memory is None:
+    if (
+        detected
+        and selection.backend in (BackendName.CUDA, BackendName.ROCM)
+        and selection.device_info.free_memory is None
+    ):
         # Free memory is worth a CUDA context only once a GPU is chosen: refine the batch advice with it.
         from whisper_subtitler.platform.probe import gpu_free_memory
 
@@ -115,7 +140,11 @@ def configure(
         log.warning("%s", w)
     log.info(
         "device %s (%s, %s), dtype %s, batch %d: %s",
-        selection.device, selection.device_info.name, selection.device_info.architecture,
-        selection.dtype, selection.batch_size, selection.reason,
+        selection.device,
+        selection.device_info.name,
+        selection.device_info.architecture,
+        selection.dtype,
+        selection.batch_size,
+        selection.reason,
     )
     return selection

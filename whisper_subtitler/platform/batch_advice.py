@@ -182,8 +182,7 @@ def recommend_batch_size(model: str | None, device: Device, dtype: str) -> Batch
     batch = _round_down(min(GPU_BATCH_CAP, fit))
     why = (
         f"{kind} memory {memory / GIB:.1f} GiB: weights {est.weights / GIB:.2f} GiB + "
-        f"{est.row / MIB:.0f} MiB per row fits {fit}"
-        + (f", capped at {GPU_BATCH_CAP}" if fit > GPU_BATCH_CAP else "")
+        f"{est.row / MIB:.0f} MiB per row fits {fit}" + (f", capped at {GPU_BATCH_CAP}" if fit > GPU_BATCH_CAP else "")
     )
     return BatchAdvice(name, batch, why + note, est.weights, est.row, usable)
 

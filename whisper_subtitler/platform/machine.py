@@ -250,9 +250,13 @@ def describe(p: Probe) -> Machine:
     if no_torch:
         mps = Backend(BackendName.MPS, False, False, no_torch)
     elif not p.mps_built:
-        mps = Backend(BackendName.MPS, False, False, f"this torch build ({p.torch_version}) has no MPS support (macOS only)")
+        mps = Backend(
+            BackendName.MPS, False, False, f"this torch build ({p.torch_version}) has no MPS support (macOS only)"
+        )
     elif not p.mps_available:
-        mps = Backend(BackendName.MPS, True, False, p.mps_error or "MPS is built but not available (needs macOS 12.3+, Apple GPU)")
+        mps = Backend(
+            BackendName.MPS, True, False, p.mps_error or "MPS is built but not available (needs macOS 12.3+, Apple GPU)"
+        )
     else:
         mps = Backend(BackendName.MPS, True, True, "Metal Performance Shaders", (_mps_device(p),))
     cpu = Backend(BackendName.CPU, True, True, f"{p.cpu_count} logical core(s)", (_cpu_device(p),))

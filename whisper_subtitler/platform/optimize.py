@@ -114,7 +114,11 @@ def _always(s: Selection, env: Mapping[str, str]) -> str | None:
 
 def _allocator(s: Selection, env: Mapping[str, str]) -> str | None:
     if s.backend != BackendName.CUDA:
-        return "CUDA only (expandable segments are not validated on ROCm here)" if s.backend == BackendName.ROCM else "CUDA only"
+        return (
+            "CUDA only (expandable segments are not validated on ROCm here)"
+            if s.backend == BackendName.ROCM
+            else "CUDA only"
+        )
     if env.get(ALLOC_CONF_VARIABLE):
         return f"{ALLOC_CONF_VARIABLE} is set by the user ({env[ALLOC_CONF_VARIABLE]})"
     return None
@@ -197,21 +201,29 @@ def _do_batch(s: Selection, env: Mapping[str, str]) -> str:
 def _do_tuning(s: Selection, env: Mapping[str, str]) -> str:
     from whisper_subtitler.platform.tune import cache_path
 
-    return ("batch size, decoder kernels, attention kernel and torch.compile of the decoder step measured on the "
-            f"loaded model, winners cached in {cache_path(env)}")
+    return (
+        "batch size, decoder kernels, attention kernel and torch.compile of the decoder step measured on the "
+        f"loaded model, winners cached in {cache_path(env)}"
+    )
 
 
 STEPS: tuple[Step, ...] = (
     Step("cudnn_benchmark", 0, _on_gpu, lambda s, e: "torch.backends.cudnn.benchmark = True", _do_cudnn_benchmark),
     Step(
-        "mps_cpu_fallback", 0, _on_mps,
-        lambda s, e: "PYTORCH_ENABLE_MPS_FALLBACK=1, alignment heads on the CPU", _do_mps_fallback,
+        "mps_cpu_fallback",
+        0,
+        _on_mps,
+        lambda s, e: "PYTORCH_ENABLE_MPS_FALLBACK=1, alignment heads on the CPU",
+        _do_mps_fallback,
     ),
     Step("tf32", 1, _tf32, lambda s, e: "TF32 for fp32 matmul and cuDNN convolutions", _do_tf32),
     Step("compute_dtype", 1, _always, _do_dtype, _do_dtype),
     Step(
-        "cuda_allocator", 1, _allocator,
-        lambda s, e: f"{ALLOC_CONF_VARIABLE}={allocator_conf(s.device_info.total_memory)}", _do_allocator,
+        "cuda_allocator",
+        1,
+        _allocator,
+        lambda s, e: f"{ALLOC_CONF_VARIABLE}={allocator_conf(s.device_info.total_memory)}",
+        _do_allocator,
     ),
     Step("cpu_threads", 1, _threads, lambda s, e: f"torch.set_num_threads({cpu_threads(s)})", _do_threads),
     Step("host_allocator", 1, _host_allocator, lambda s, e: f"mallopt {allocator.describe()}", _do_host_allocator),

@@ -74,8 +74,14 @@ def _host() -> dict:
         with contextlib.suppress(ValueError, OSError, AttributeError):
             ram_total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     return dict(
-        os_name=system, machine=mach, cpu_name=name, cpu_flags=flags, cpu_count=_cpu_count(),
-        cpu_physical_cores=physical, ram_total=ram_total, ram_available=ram_available,
+        os_name=system,
+        machine=mach,
+        cpu_name=name,
+        cpu_flags=flags,
+        cpu_count=_cpu_count(),
+        cpu_physical_cores=physical,
+        ram_total=ram_total,
+        ram_available=ram_available,
     )
 
 

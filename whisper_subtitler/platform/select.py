@@ -92,8 +92,12 @@ def _batch(model: str | None, device: Device, dtype: str, level: int) -> BatchAd
     advice = recommend_batch_size(model, device, dtype)
     if level == 0 and advice.batch_size > CPU_BATCH:  # level 0: a conservative batch, never above 8
         return BatchAdvice(
-            advice.model, CPU_BATCH, f"level 0 caps the batch at {CPU_BATCH} ({advice.reason})",
-            advice.weights, advice.row, advice.usable,
+            advice.model,
+            CPU_BATCH,
+            f"level 0 caps the batch at {CPU_BATCH} ({advice.reason})",
+            advice.weights,
+            advice.row,
+            advice.usable,
         )
     return advice
 

@@ -163,8 +163,13 @@ def tune(
             continue
         score = min(times)
         if amortize is not None and first is not None:  # first is set: amortize needs warmup >= 1
-            log.info("tuning: candidate %r: first run %.4f s, then %.4f s; its excess counted over %d runs",
-                     candidate, first, score, amortize)
+            log.info(
+                "tuning: candidate %r: first run %.4f s, then %.4f s; its excess counted over %d runs",
+                candidate,
+                first,
+                score,
+                amortize,
+            )
             score += max(0.0, first - score) / amortize
         seconds[repr(candidate)] = score
         scores.append((score, candidate))

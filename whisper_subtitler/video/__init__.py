@@ -37,8 +37,9 @@ def _container(source: Path, kind: str) -> tuple[str, str]:
     return (ext, table[ext]) if ext in table else ("mkv", "matroska")
 
 
-def video_targets(source: Path, output_dir: Path | None, template: str, *, embed: bool, burn_in: bool
-                  ) -> list[tuple[str, Path]]:
+def video_targets(
+    source: Path, output_dir: Path | None, template: str, *, embed: bool, burn_in: bool
+) -> list[tuple[str, Path]]:
     """``(kind, target)`` of each video copy ``source`` gets (none for an audio file). Raises ``InputError`` for an
     invalid name template."""
     if source.suffix.lower().lstrip(".") in AUDIO_EXTENSIONS:
@@ -47,9 +48,16 @@ def video_targets(source: Path, output_dir: Path | None, template: str, *, embed
     return [(k, output_path(source, output_dir, f"{SUFFIX[k]}.{_container(source, k)[0]}", template)) for k in kinds]
 
 
-def write_video_copies(source: Path, transcript: Transcript, cues: Sequence[Cue], targets: Sequence[tuple[str, Path]],
-                       writer_options, formats: Sequence[str] = (), *, overwrite: bool = False
-                       ) -> tuple[list[Path], list[Path]]:
+def write_video_copies(
+    source: Path,
+    transcript: Transcript,
+    cues: Sequence[Cue],
+    targets: Sequence[tuple[str, Path]],
+    writer_options,
+    formats: Sequence[str] = (),
+    *,
+    overwrite: bool = False,
+) -> tuple[list[Path], list[Path]]:
     """Write each ``(kind, target)`` copy of ``source`` with ``cues`` (rendered by our writers with
     ``writer_options``; ``formats`` decides whether Matroska also gets an ASS track). Returns ``(written, kept)``.
 
@@ -96,8 +104,15 @@ def write_video_copies(source: Path, transcript: Transcript, cues: Sequence[Cue]
                     name = f"track{j}.{fmt}"
                     (workdir / name).write_text(render(fmt, transcript, cues, options), encoding="utf-8")
                     title = language_name(language) if language else "Subtitles"
-                    tracks.append(Track(fmt, name, codec, iso639_2b(language),
-                                        title + (" (ASS, speaker colours)" if fmt == "ass" else "")))
+                    tracks.append(
+                        Track(
+                            fmt,
+                            name,
+                            codec,
+                            iso639_2b(language),
+                            title + (" (ASS, speaker colours)" if fmt == "ass" else ""),
+                        )
+                    )
             else:
                 filter_name = require_subtitle_filter(source)
                 video = streams.video

@@ -31,8 +31,9 @@ def fit_canvas(ass_text: str, width: int, height: int) -> str:
     return re.sub(r"(?m)^PlayResX: *\d+$", f"PlayResX: {play_res_x}", ass_text, count=1)
 
 
-def burn_in(source: Path, streams: StreamList, ass_file: str, filter_name: str, muxer: str, target: Path,
-            workdir: Path) -> None:
+def burn_in(
+    source: Path, streams: StreamList, ass_file: str, filter_name: str, muxer: str, target: Path, workdir: Path
+) -> None:
     """Render ``ass_file`` (a name in ``workdir``, already fitted with ``fit_canvas``) into the first video stream
     of ``source`` and write it with all audio streams copied to ``target`` (a temporary file, container ``muxer``).
     Raises ``InputError`` when ffmpeg fails or the file has no video stream."""
@@ -44,7 +45,14 @@ def burn_in(source: Path, streams: StreamList, ass_file: str, filter_name: str, 
     inp = ffmpeg.input(ffmpeg_url(source.absolute()), protocol_whitelist="file")
     picture = inp[f"v:{video.position}"].filter(filter_name, ass_file)
     cmd = ffmpeg.output(
-        picture, inp["a?"], ffmpeg_url(target.absolute()), f=muxer, vcodec="libx264", crf=CRF, preset=PRESET,
-        pix_fmt="yuv420p", acodec="copy",
+        picture,
+        inp["a?"],
+        ffmpeg_url(target.absolute()),
+        f=muxer,
+        vcodec="libx264",
+        crf=CRF,
+        preset=PRESET,
+        pix_fmt="yuv420p",
+        acodec="copy",
     ).compile(cmd=ffmpeg_binary())
     run_ffmpeg(cmd, source, "burn the subtitles in", cwd=workdir)

@@ -34,13 +34,20 @@ class FilterUnavailableError(SubtitlerError):
 @lru_cache(maxsize=4)
 def _filters(ffmpeg: str) -> frozenset[str]:
     try:
-        proc = subprocess.run([ffmpeg, "-hide_banner", "-filters"], capture_output=True, stdin=subprocess.DEVNULL,
-                              timeout=FILTERS_TIMEOUT_S)
+        proc = subprocess.run(
+            [ffmpeg, "-hide_banner", "-filters"],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=FILTERS_TIMEOUT_S,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return frozenset()
     # Lines look like " ... ass               V->V       Render ASS subtitles onto input video using ..."
-    return frozenset(parts[1] for parts in (ln.split() for ln in proc.stdout.decode("utf-8", "replace").splitlines())
-                     if len(parts) >= 3 and "->" in parts[2])
+    return frozenset(
+        parts[1]
+        for parts in (ln.split() for ln in proc.stdout.decode("utf-8", "replace").splitlines())
+        if len(parts) >= 3 and "->" in parts[2]
+    )
 
 
 def require_subtitle_filter(source: Path) -> str:
@@ -61,6 +68,12 @@ def require_subtitle_filter(source: Path) -> str:
     )
 
 
+def _stop(stalled: threading.Event, proc: subprocess.Popen) -> None:
+    """The watchdog's action: mark the run as stalled and kill ffmpeg."""
+    stalled.set()
+    proc.kill()
+
+
 def run_ffmpeg(cmd: list[str], source: Path, what: str, cwd: Path | None = None) -> None:
     """Run the ffmpeg command ``cmd`` (from ffmpeg-python's ``compile``), with progress reports on stdout so that a
     stalled ffmpeg is stopped after ``STALL_TIMEOUT_S`` seconds without one; ``cwd`` is its working folder.
@@ -71,18 +84,20 @@ def run_ffmpeg(cmd: list[str], source: Path, what: str, cwd: Path | None = None)
     full = [*cmd, "-progress", "pipe:1", "-nostats", "-nostdin", "-hide_banner", "-loglevel", "error", "-y"]
     with tempfile.TemporaryFile() as errors:
         proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors, cwd=cwd)
+        assert proc.stdout is not None  # stdout=PIPE
         try:
             while True:
                 stalled = threading.Event()
-                watchdog = threading.Timer(STALL_TIMEOUT_S, lambda: (stalled.set(), proc.kill()))
+                watchdog = threading.Timer(STALL_TIMEOUT_S, _stop, (stalled, proc))
                 watchdog.start()
                 try:
                     line = proc.stdout.readline()
                 finally:
                     watchdog.cancel()
                 if stalled.is_set():
-                    raise InputError(f"{source}: ffmpeg stopped: no progress for {STALL_TIMEOUT_S:.0f} s while "
-                                     f"trying to {what}")
+                    raise InputError(
+                        f"{source}: ffmpeg stopped: no progress for {STALL_TIMEOUT_S:.0f} s while trying to {what}"
+                    )
                 if not line:
                     break
             if proc.wait() != 0:

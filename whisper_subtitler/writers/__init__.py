@@ -41,9 +41,7 @@ def get_writer(fmt: str) -> Writer:
     try:
         return FORMATS[fmt]
     except KeyError:
-        raise UsageError(
-            f"unknown output format {fmt!r}", hint=f"choose from {', '.join(FORMATS)} or all"
-        ) from None
+        raise UsageError(f"unknown output format {fmt!r}", hint=f"choose from {', '.join(FORMATS)} or all") from None
 
 
 def resolve_formats(spec: str | Sequence[str]) -> tuple[str, ...]:

@@ -25,7 +25,14 @@ from whisper_subtitler.writers.base import Writer, WriterOptions, to_millisecond
 
 # Speaker colours as ASS &HAABBGGRR: white, yellow, cyan, light green, pink, orange, light blue, light red.
 PALETTE = (
-    "&H00FFFFFF", "&H0000FFFF", "&H00FFFF00", "&H0080FF80", "&H00FF80FF", "&H000080FF", "&H00FFC080", "&H008080FF",
+    "&H00FFFFFF",
+    "&H0000FFFF",
+    "&H00FFFF00",
+    "&H0080FF80",
+    "&H00FF80FF",
+    "&H000080FF",
+    "&H00FFC080",
+    "&H008080FF",
 )
 STYLE_FORMAT = (
     "Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, "
@@ -57,10 +64,7 @@ def style_name(speaker: str) -> str:
 
 
 def _style(name: str, colour: str) -> str:
-    return (
-        f"Style: {name},Arial,56,{colour},&H00A0A0A0,&H00000000,&H80000000,0,0,0,0,100,100,0,0,1,3,1,2,"
-        "60,60,50,1"
-    )
+    return f"Style: {name},Arial,56,{colour},&H00A0A0A0,&H00000000,&H80000000,0,0,0,0,100,100,0,0,1,3,1,2,60,60,50,1"
 
 
 def colour_override(colour: str) -> str:
@@ -108,8 +112,11 @@ class AssWriter(Writer):
     cue_based = True
 
     def render(self, transcript: Transcript, cues: Sequence[Cue], options: WriterOptions) -> str:
-        speakers = list(dict.fromkeys([*transcript.speakers, *(s for c in cues for s in (c.speaker, *c.line_speakers)
-                                                               if s is not None)]))
+        speakers = list(
+            dict.fromkeys(
+                [*transcript.speakers, *(s for c in cues for s in (c.speaker, *c.line_speakers) if s is not None)]
+            )
+        )
         styles = [_style(DEFAULT_STYLE, PALETTE[0])]
         styles += [_style(style_name(s), PALETTE[i % len(PALETTE)]) for i, s in enumerate(speakers)]
         title = escape(transcript.source or "whisper-subtitler")

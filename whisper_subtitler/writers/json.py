@@ -37,8 +37,13 @@ def transcript_to_dict(transcript: Transcript) -> dict[str, Any]:
     """The JSON-ready dict of ``transcript`` (schema in the module docstring)."""
 
     def word(w: Word) -> dict[str, Any]:
-        return {"text": w.text, "start": _num(w.start), "end": _num(w.end), "probability": w.probability,
-                "speaker": w.speaker}
+        return {
+            "text": w.text,
+            "start": _num(w.start),
+            "end": _num(w.end),
+            "probability": w.probability,
+            "speaker": w.speaker,
+        }
 
     return {
         "schema": SCHEMA,

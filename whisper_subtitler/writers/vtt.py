@@ -64,8 +64,9 @@ class VttWriter(Writer):
             if lines is None:
                 lines = [escape(line.strip()) for line in cue.lines]
             prefixes = [escape(p) for p in cue.prefixes] + [""] * (len(lines) - len(cue.prefixes))
-            shown = [(p + line, cue.speaker_of_line(i)) for i, (p, line) in enumerate(zip(prefixes, lines))
-                     if line.strip()]
+            shown = [
+                (p + line, cue.speaker_of_line(i)) for i, (p, line) in enumerate(zip(prefixes, lines)) if line.strip()
+            ]
             if not shown:
                 continue
             if cue.dialogue:  # one voice per line
