@@ -72,7 +72,10 @@ def test_auto_selection_per_machine(key):
     assert s.batch_size == batch_large
     assert select(Request(), machine, "base").batch_size == batch_base
     planned = {r.name for r in plan_optimizations(s, environ={}) if r.status == "planned"}
-    assert planned == steps
+    from whisper_subtitler.platform import allocator
+
+    host = {"host_allocator"} if backend == "cpu" and allocator.why_not({}) is None else set()  # glibc hosts
+    assert planned == steps | host
 
 
 def test_t4_batch_is_limited_by_memory_with_the_figures_in_the_reason():

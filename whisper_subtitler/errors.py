@@ -51,6 +51,13 @@ class UsageError(SubtitlerError):
     ends_batch = True
 
 
+class AudioLanguageError(UsageError):
+    """An input has no audio stream tagged with the ``--audio-language`` asked: that file fails with exit code 2
+    and the batch goes on (other files may have it)."""
+
+    ends_batch = False
+
+
 class MissingRequirementError(SubtitlerError):
     """Something the run needs is not installed or not reachable: ffmpeg, weights, an extra, a token."""
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from whisper_subtitler.audio import check_input, probe_json
-from whisper_subtitler.errors import UsageError
+from whisper_subtitler.errors import AudioLanguageError, UsageError
 from whisper_subtitler.languages import UNDEFINED, normalize, same_language
 
 log = logging.getLogger(__name__)
@@ -112,7 +112,7 @@ def pick_audio_track(path: Path, language: str) -> int:
     matches = [s for s in audio if same_language(s.language, language)]
     if not matches:
         present = ", ".join(f"{s.position}: {s.language}" for s in audio)
-        raise UsageError(
+        raise AudioLanguageError(
             f"{path}: no audio stream in language {language!r} (audio streams by language tag: {present}; "
             "--audio-track N picks one by number)"
         )
