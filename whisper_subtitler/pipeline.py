@@ -26,9 +26,12 @@ from whisper_subtitler.pieces import open_stream, prepare_first, resume, speech_
 from whisper_subtitler.prefetch import Prefetcher, Prepared
 from whisper_subtitler.results import FileResult, FileStatus
 from whisper_subtitler.stages import Stage, StageTimer
+from whisper_subtitler.streams import pick_audio_track
 from whisper_subtitler.transcription import Decoding, Region, TranscribeOptions, new_transcript
 from whisper_subtitler.types import Audio, Segment, Transcript
 from whisper_subtitler.vad import speech_regions
+from whisper_subtitler.video import video_targets, write_video_copies
+from whisper_subtitler.video.run import require_subtitle_filter
 from whisper_subtitler.writers import FORMATS, WriterOptions
 
 
@@ -108,8 +111,6 @@ class Pipeline:
         ] + [target for _, target in self._video_targets(source)]
 
     def _video_targets(self, source: Path) -> list[tuple[str, Path]]:
-        from whisper_subtitler.video import video_targets
-
         o = self.options
         return video_targets(source, o.output_dir, o.name_template, embed=o.embed, burn_in=o.burn_in)
 
@@ -122,8 +123,6 @@ class Pipeline:
     def _stream(self, source: Path) -> Generator[Audio, None, None]:
         track = self.options.audio_track
         if self.options.audio_language:
-            from whisper_subtitler.streams import pick_audio_track
-
             track = pick_audio_track(source, self.options.audio_language)
         return open_stream(source, track, whole=self.options.diarization is not None)
 
@@ -136,8 +135,6 @@ class Pipeline:
                 prepared.close()
             return FileResult(source=source, status=FileStatus.SKIPPED, skipped_outputs=tuple(existing))
         if self.options.burn_in and self._video_targets(source):
-            from whisper_subtitler.video.run import require_subtitle_filter
-
             require_subtitle_filter(source)  # fails this file now, not after transcribing it
         timer = StageTimer(on_stage)
         timer.start(Stage.AUDIO)
@@ -157,19 +154,10 @@ class Pipeline:
             transcript, cues, targets, self.options.writer, overwrite=self.options.overwrite
         )
         if videos := self._video_targets(source):
-            from whisper_subtitler.video import write_video_copies
-
             timer.start(Stage.VIDEO)
-            copies, kept_copies = write_video_copies(
-                source,
-                transcript,
-                cues,
-                videos,
-                self.options.writer,
-                self.options.formats,
-                overwrite=self.options.overwrite,
-            )
-            written, kept = written + copies, kept + kept_copies
+            o = self.options
+            made, old = write_video_copies(source, transcript, cues, videos, o.writer, o.formats, overwrite=o.overwrite)
+            written, kept = written + made, kept + old
         return FileResult(
             source=source,
             status=FileStatus.DONE,
