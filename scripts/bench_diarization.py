@@ -78,9 +78,11 @@ def measure(path: Path, fast: bool) -> dict:
         stages[name] = stages.get(name, 0.0) + now - last[0]
         last[0] = now
 
+    before = resource.getrusage(resource.RUSAGE_SELF)
     started = last[0] = time.perf_counter()
     diarization = diarizer.diarize(audio, hook=hook, speech=speech)
     wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_SELF)
     stages["annotation"] = time.perf_counter() - last[0]
     return {
         "file": path.name,
@@ -90,6 +92,8 @@ def measure(path: Path, fast: bool) -> dict:
         "wall_s": round(wall, 2),
         "rtf": round(audio.duration / wall, 2),
         "stages_s": {k: round(v, 2) for k, v in stages.items() if v >= 0.005},
+        "cpu_user_s": round(after.ru_utime - before.ru_utime, 2),  # all threads; system time shows page faults
+        "cpu_system_s": round(after.ru_stime - before.ru_stime, 2),
         "speakers": len(diarization.speakers),
         "turns": len(diarization.turns),
         "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,  # Linux: KiB

@@ -36,8 +36,16 @@ class SpeechPiece:
     speech: tuple[Region, ...]
 
 
-def open_stream(source: Path, audio_track: int, whole: bool) -> Generator[Audio, None, None]:
-    """``source``'s audio in pieces of ``PIECE_SECONDS`` (``audio.stream_audio``), or in one piece when ``whole``."""
+def open_stream(
+    source: Path, audio_track: int, whole: bool, audio_language: str | None = None
+) -> Generator[Audio, None, None]:
+    """``source``'s audio in pieces of ``PIECE_SECONDS`` (``audio.stream_audio``), or in one piece when ``whole``;
+    with ``audio_language``, from the audio stream tagged with it (``streams.pick_audio_track``, which raises
+    ``AudioLanguageError`` when there is none) instead of ``audio_track``."""
+    if audio_language:
+        from whisper_subtitler.streams import pick_audio_track
+
+        audio_track = pick_audio_track(source, audio_language)
     return stream_audio(source, audio_track=audio_track, piece_seconds=None if whole else PIECE_SECONDS)
 
 
@@ -61,7 +69,7 @@ def resume(prepared: Prepared) -> Generator[Audio, None, None]:
         prepared.close()
 
 
-def _with_last(items: Iterable[T]) -> Iterator[tuple[T, bool]]:
+def with_last(items: Iterable[T]) -> Iterator[tuple[T, bool]]:
     """``(item, is_last)`` pairs, looking one item ahead."""
     iterator = iter(items)
     try:
@@ -84,7 +92,7 @@ def speech_pieces(
     ``Stage.VAD``). ``first_speech``: the first piece's regions when already found (``prefetch``). The last piece
     ends where the audio ends; together the pieces hold every sample once."""
     carry: Audio | None = None
-    for piece, last in _with_last(stream):
+    for piece, last in with_last(stream):
         if carry is not None:
             piece = replace(piece, samples=np.concatenate([carry.samples, piece.samples]), offset=carry.offset)
         timer.start(Stage.VAD)

@@ -26,7 +26,6 @@ from whisper_subtitler.pieces import open_stream, prepare_first, resume, speech_
 from whisper_subtitler.prefetch import Prefetcher, Prepared
 from whisper_subtitler.results import FileResult, FileStatus
 from whisper_subtitler.stages import Stage, StageTimer
-from whisper_subtitler.streams import pick_audio_track
 from whisper_subtitler.transcription import Decoding, Region, TranscribeOptions, new_transcript
 from whisper_subtitler.types import Audio, Segment, Transcript
 from whisper_subtitler.vad import speech_regions
@@ -121,10 +120,8 @@ class Pipeline:
         return existing if targets and len(existing) == len(targets) else []
 
     def _stream(self, source: Path) -> Generator[Audio, None, None]:
-        track = self.options.audio_track
-        if self.options.audio_language:
-            track = pick_audio_track(source, self.options.audio_language)
-        return open_stream(source, track, whole=self.options.diarization is not None)
+        o = self.options
+        return open_stream(source, o.audio_track, o.diarization is not None, o.audio_language)
 
     def process(self, source: Path, on_stage: Callable[[Stage], None] = lambda stage: None) -> FileResult:
         """Turn ``source`` into subtitle files; ``on_stage`` is called with each stage as it starts (progress).

@@ -24,8 +24,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from whisper_subtitler.align.forced import WindowAligner
 from whisper_subtitler.align.refine import not_found, pauses, snap_to_pauses
 from whisper_subtitler.align.script import read_script
@@ -115,47 +113,21 @@ def load_model(name: str | None, selection):
 
 
 def _pieces(media: Path, options: AlignOptions) -> Iterator[tuple[Audio, tuple[tuple[float, float], ...], bool]]:
-    """``media``'s audio in pieces cut at a pause (as the pipeline cuts them), each with its speech regions in
-    seconds from the start of the file and whether it is the last; one piece with diarization, which needs the
-    whole file."""
-    from whisper_subtitler.audio import PIECE_SECONDS, stream_audio
-    from whisper_subtitler.vad import speech_regions, split_at_pause
+    """``media``'s audio in pieces cut at a pause (``pieces.speech_pieces``, as the pipeline cuts them), each with
+    its speech regions in seconds from the start of the file and whether it is the last; one piece with
+    diarization, which needs the whole file."""
+    from whisper_subtitler.pieces import open_stream, speech_pieces, with_last
+    from whisper_subtitler.stages import StageTimer
+    from whisper_subtitler.vad import speech_regions
 
-    track = options.audio_track
-    if options.audio_language:
-        from whisper_subtitler.streams import pick_audio_track
-
-        track = pick_audio_track(media, options.audio_language)
-    piece_seconds = None if options.diarization is not None else PIECE_SECONDS
-    stream = stream_audio(media, audio_track=track, piece_seconds=piece_seconds)
-    carry: Audio | None = None
+    stream = open_stream(media, options.audio_track, options.diarization is not None, options.audio_language)
     try:
-        for piece, last in _lookahead(stream):
-            if carry is not None:
-                piece = replace(piece, samples=np.concatenate([carry.samples, piece.samples]), offset=carry.offset)
-            regions = speech_regions(piece.samples, ALIGN_VAD)
-            cut = piece.duration if last else split_at_pause(regions, piece.duration)
-            n = int(round(cut * piece.sample_rate))
-            carry = (
-                None if last else replace(piece, samples=piece.samples[n:], offset=piece.offset + n / piece.sample_rate)
-            )
-            piece = replace(piece, samples=piece.samples[:n])
-            yield piece, tuple((a + piece.offset, min(b, cut) + piece.offset) for a, b in regions if a < cut), last
+        pieces = speech_pieces(stream, lambda samples: speech_regions(samples, ALIGN_VAD), StageTimer())
+        for piece, last in with_last(pieces):
+            offset = piece.audio.offset
+            yield piece.audio, tuple((a + offset, b + offset) for a, b in piece.speech), last
     finally:
         stream.close()
-
-
-def _lookahead(items):
-    """``(item, is_last)`` pairs, reading one item ahead (not the whole stream)."""
-    iterator = iter(items)
-    try:
-        previous = next(iterator)
-    except StopIteration:
-        return
-    for item in iterator:
-        yield previous, False
-        previous = item
-    yield previous, True
 
 
 def coarse_speech(regions, duration: float) -> tuple[tuple[float, float], ...]:
