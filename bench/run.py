@@ -59,14 +59,16 @@ def sample_clip() -> Clip:
 
 def generated_clips(work: Path, sparse: bool) -> list[Clip]:
     """The 10-minute clip (and the sparse 3-hour file), generated once into ``work``."""
-    cmd = [sys.executable, str(ROOT / "scripts" / "make_long_clip.py"), str(work)]
-    if sparse:
-        cmd += ["--sparse", str(SPARSE_HOURS)]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    name = f"sparse_{SPARSE_HOURS}h"
+    done = (work / "long_clip.json").is_file() and (work / "long_clip.wav").is_file()
+    if not done or (sparse and not (work / f"{name}.flac").is_file()):  # a machine without espeak-ng reuses them
+        cmd = [sys.executable, str(ROOT / "scripts" / "make_long_clip.py"), str(work)]
+        if sparse:
+            cmd += ["--sparse", str(SPARSE_HOURS)]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     meta = json.loads((work / "long_clip.json").read_text())
     clips = [Clip("clip", work / "long_clip.wav", (work / "long_clip.txt").read_text(), meta["duration"])]
     if sparse:
-        name = f"sparse_{SPARSE_HOURS}h"
         clips.append(Clip(name, work / f"{name}.flac", (work / f"{name}.txt").read_text(), SPARSE_HOURS * 3600.0))
     return clips
 
@@ -169,10 +171,14 @@ def add_ratios(runs: list[dict]) -> None:
 
 
 def machine() -> dict:
-    import ctranslate2
-    import faster_whisper
     import torch
     import whisper
+
+    def version(module: str) -> str | None:  # faster-whisper is optional where its CTranslate2 build cannot run
+        try:
+            return __import__(module).__version__
+        except ImportError:
+            return None
 
     cpu = host.processor() or host.machine()
     try:
@@ -192,8 +198,8 @@ def machine() -> dict:
         "python": host.python_version(),
         "torch": torch.__version__,
         "openai_whisper": whisper.__version__,
-        "faster_whisper": faster_whisper.__version__,
-        "ctranslate2": ctranslate2.__version__,
+        "faster_whisper": version("faster_whisper"),
+        "ctranslate2": version("ctranslate2"),
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
     }
     return info

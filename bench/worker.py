@@ -12,6 +12,7 @@ timestamps).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import resource
@@ -22,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
-METHODS = ("openai", "ours", "ours-int8", "faster-whisper", "faster-whisper-int8")
+METHODS = ("openai", "ours", "ours-fp32", "ours-int8", "faster-whisper", "faster-whisper-int8")
 
 
 def peak_rss_mb() -> float:
@@ -44,10 +45,9 @@ def warm_up_word_timing() -> None:
 def load_openai_model(name: str, device: str):
     from whisper_subtitler.models import load_whisper, resolve_model
 
-    model = load_whisper(resolve_model(name), device="cpu")
-    if device != "cpu":
-        model = model.half().to(device)  # fp16 on GPUs, as whisper.load_model + transcribe(fp16=True) would
-    return model
+    # float32 weights on every device, as whisper.load_model gives them: transcribe(fp16=True) casts per layer
+    # on GPUs (a .half() model fails in openai-whisper's float32 LayerNorm)
+    return load_whisper(resolve_model(name), device=device)
 
 
 def run_openai(args) -> dict:
@@ -64,7 +64,7 @@ def run_openai(args) -> dict:
     return {"wall_s": wall, "text": result["text"], "words": words, "language": result["language"]}
 
 
-def run_ours(args, *, int8: bool = False) -> dict:
+def run_ours(args, *, int8: bool = False, fp32: bool = False) -> dict:
     """``Pipeline.process`` as ``whisper-subtitler transcribe`` runs it (audio in pieces, VAD, batched decoding,
     cues, a JSON output); the wall time is the sum of its stage timings without ``model_load``."""
     import tempfile
@@ -79,6 +79,8 @@ def run_ours(args, *, int8: bool = False) -> dict:
     from whisper_subtitler.vad import _load_model
 
     selection = platform.configure(gpu_backend="cpu" if args.device == "cpu" else None, model=args.model)
+    if fp32:  # the GPU's float32 run, for the WER of fp16 against it
+        selection = dataclasses.replace(selection, dtype="float32")
     platform.apply_optimizations(selection)
     torch.set_num_threads(args.threads)
     out = Path(tempfile.mkdtemp(prefix="bench-"))
@@ -165,7 +167,7 @@ def main() -> None:
     if args.method == "openai":
         result = run_openai(args)
     elif args.method.startswith("ours"):
-        result = run_ours(args, int8=args.method == "ours-int8")
+        result = run_ours(args, int8=args.method == "ours-int8", fp32=args.method == "ours-fp32")
     else:
         result = run_faster_whisper(
             args, "int8" if args.method.endswith("int8") else ("float16" if args.device != "cpu" else "float32")

@@ -77,8 +77,8 @@ def torch_settings(monkeypatch):
     saved = (
         torch.get_num_threads(),
         torch.backends.cudnn.benchmark,
-        torch.backends.cuda.matmul.fp32_precision,
-        torch.backends.cudnn.conv.fp32_precision,
+        torch.backends.cuda.matmul.allow_tf32,  # the legacy flags, as the step and pyannote use them
+        torch.backends.cudnn.allow_tf32,
     )
     monkeypatch.setenv(ALLOC_CONF_VARIABLE, "")  # registers the undo, so the step's own setting is removed after
     monkeypatch.delenv(ALLOC_CONF_VARIABLE)
@@ -86,8 +86,8 @@ def torch_settings(monkeypatch):
     yield torch
     torch.set_num_threads(saved[0])
     torch.backends.cudnn.benchmark = saved[1]
-    torch.backends.cuda.matmul.fp32_precision = saved[2]
-    torch.backends.cudnn.conv.fp32_precision = saved[3]
+    torch.backends.cuda.matmul.allow_tf32 = saved[2]
+    torch.backends.cudnn.allow_tf32 = saved[3]
 
 
 def test_apply_on_this_cpu_sets_the_thread_count(torch_settings, caplog):
@@ -112,6 +112,9 @@ def test_apply_for_a_simulated_h100_flips_the_cuda_switches(torch_settings):
     assert report.applied == ("cudnn_benchmark", "tf32", "compute_dtype", "cuda_allocator", "batch_size")
     assert torch.backends.cudnn.benchmark is True
     assert torch.backends.cuda.matmul.fp32_precision == "tf32"
+    # pyannote.audio reads the legacy flags on CUDA (fix_reproducibility): torch raises a RuntimeError there when
+    # the step set the new API instead (seen on an H100 with torch 2.11)
+    assert torch.backends.cuda.matmul.allow_tf32 is True and torch.backends.cudnn.allow_tf32 is True
     assert os.environ[ALLOC_CONF_VARIABLE] == "expandable_segments:True"
 
 

@@ -158,12 +158,11 @@ def _do_mps_fallback(s: Selection, env: Mapping[str, str]) -> str:
 def _do_tf32(s: Selection, env: Mapping[str, str]) -> str:
     import torch
 
-    if hasattr(torch.backends.cuda.matmul, "fp32_precision"):  # torch >= 2.9 API; do not mix with allow_tf32
-        torch.backends.cuda.matmul.fp32_precision = "tf32"
-        torch.backends.cudnn.conv.fp32_precision = "tf32"  # type: ignore[attr-defined]  # torch >= 2.9, no stub
-    else:
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
+    # The legacy flags, not torch >= 2.9's ``fp32_precision``: pyannote.audio 4 reads and writes the legacy ones
+    # (``fix_reproducibility``), and torch raises a RuntimeError when they are read after the new API was used.
+    # torch mirrors them into ``fp32_precision``, so both APIs read "tf32" afterwards.
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
     return "TF32 for fp32 matmul and cuDNN convolutions"
 
 
@@ -177,7 +176,8 @@ def _do_allocator(s: Selection, env: Mapping[str, str]) -> str:
     import torch
 
     if torch.cuda.is_initialized():  # the allocator read its config at CUDA init: update it in place
-        torch.cuda.memory._set_allocator_settings(conf)
+        update = getattr(torch._C, "_accelerator_setAllocatorSettings", None)  # torch >= 2.11; the old one warns
+        (update or torch.cuda.memory._set_allocator_settings)(conf)
     return f"{ALLOC_CONF_VARIABLE}={conf}"
 
 
