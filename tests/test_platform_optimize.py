@@ -39,7 +39,14 @@ def test_every_step_appears_once_per_plan_in_table_order():
 def test_levels_are_cumulative_on_an_h100():
     s = _selection("h100")
     assert _planned(s, 0) == ["cudnn_benchmark"]
-    assert _planned(s, 1) == ["cudnn_benchmark", "tf32", "compute_dtype", "cuda_allocator", "batch_size"]
+    assert _planned(s, 1) == [
+        "cudnn_benchmark",
+        "tf32",
+        "compute_dtype",
+        "cudnn_attention_off",
+        "cuda_allocator",
+        "batch_size",
+    ]
     assert _planned(s, 2) == _planned(s, 1) + ["benchmark_tuning"]
 
 
@@ -79,6 +86,7 @@ def torch_settings(monkeypatch):
         torch.backends.cudnn.benchmark,
         torch.backends.cuda.matmul.allow_tf32,  # the legacy flags, as the step and pyannote use them
         torch.backends.cudnn.allow_tf32,
+        torch.backends.cuda.cudnn_sdp_enabled(),
     )
     monkeypatch.setenv(ALLOC_CONF_VARIABLE, "")  # registers the undo, so the step's own setting is removed after
     monkeypatch.delenv(ALLOC_CONF_VARIABLE)
@@ -88,6 +96,7 @@ def torch_settings(monkeypatch):
     torch.backends.cudnn.benchmark = saved[1]
     torch.backends.cuda.matmul.allow_tf32 = saved[2]
     torch.backends.cudnn.allow_tf32 = saved[3]
+    torch.backends.cuda.enable_cudnn_sdp(saved[4])
 
 
 def test_apply_on_this_cpu_sets_the_thread_count(torch_settings, caplog):
@@ -109,8 +118,16 @@ def test_apply_for_a_simulated_h100_flips_the_cuda_switches(torch_settings):
     import os
 
     report = apply_optimizations(_selection("h100"), environ={})
-    assert report.applied == ("cudnn_benchmark", "tf32", "compute_dtype", "cuda_allocator", "batch_size")
+    assert report.applied == (
+        "cudnn_benchmark",
+        "tf32",
+        "compute_dtype",
+        "cudnn_attention_off",
+        "cuda_allocator",
+        "batch_size",
+    )
     assert torch.backends.cudnn.benchmark is True
+    assert torch.backends.cuda.cudnn_sdp_enabled() is False
     assert torch.backends.cuda.matmul.fp32_precision == "tf32"
     # pyannote.audio reads the legacy flags on CUDA (fix_reproducibility): torch raises a RuntimeError there when
     # the step set the new API instead (seen on an H100 with torch 2.11)

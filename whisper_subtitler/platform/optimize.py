@@ -1,7 +1,8 @@
 """Optimization tiers as a table of named steps, each with the condition it needs.
 
     level 0 (safe)        cudnn_benchmark, mps_cpu_fallback
-    level 1 (hardware)    tf32, compute_dtype, cuda_allocator, cpu_threads, host_allocator, batch_size
+    level 1 (hardware)    tf32, compute_dtype, cudnn_attention_off, cuda_allocator, cpu_threads, host_allocator,
+                          batch_size
     level 2 (measured)    benchmark_tuning (the transcription stage calls ``tune`` on the loaded model)
 
 ``plan_optimizations`` is pure: it says which steps a level would apply and why others are skipped (the doctor
@@ -108,6 +109,14 @@ def _tf32(s: Selection, env: Mapping[str, str]) -> str | None:
     return None
 
 
+def _cudnn_attention(s: Selection, env: Mapping[str, str]) -> str | None:
+    if s.backend != BackendName.CUDA:
+        return "cuDNN attention is CUDA only"
+    if s.dtype not in ("float16", "bfloat16"):
+        return f"cuDNN attention does not run {s.dtype}"
+    return None
+
+
 def _always(s: Selection, env: Mapping[str, str]) -> str | None:
     return None
 
@@ -155,6 +164,9 @@ def _do_mps_fallback(s: Selection, env: Mapping[str, str]) -> str:
     return f"{MPS_FALLBACK_VARIABLE}={os.environ.get(MPS_FALLBACK_VARIABLE, '')}; alignment heads kept on the CPU"
 
 
+CUDNN_ATTENTION_DETAIL = "torch.backends.cuda.enable_cudnn_sdp(False): no attention plan build per decoder step"
+
+
 def _do_tf32(s: Selection, env: Mapping[str, str]) -> str:
     import torch
 
@@ -164,6 +176,16 @@ def _do_tf32(s: Selection, env: Mapping[str, str]) -> str:
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
     return "TF32 for fp32 matmul and cuDNN convolutions"
+
+
+def _do_cudnn_attention(s: Selection, env: Mapping[str, str]) -> str:
+    import torch
+
+    # cuDNN's attention builds an execution plan for every new (batch, key length) shape, and the decoder's key
+    # length grows at every step: a fixed cost of seconds per process (seen on an H100 in fp16, docs/gpu-h100.md;
+    # the same plan builds are reported for torch 2.11 on Blackwell). Flash and memory-efficient attention have none.
+    torch.backends.cuda.enable_cudnn_sdp(False)
+    return CUDNN_ATTENTION_DETAIL
 
 
 def _do_dtype(s: Selection, env: Mapping[str, str]) -> str:
@@ -218,6 +240,13 @@ STEPS: tuple[Step, ...] = (
     ),
     Step("tf32", 1, _tf32, lambda s, e: "TF32 for fp32 matmul and cuDNN convolutions", _do_tf32),
     Step("compute_dtype", 1, _always, _do_dtype, _do_dtype),
+    Step(
+        "cudnn_attention_off",
+        1,
+        _cudnn_attention,
+        lambda s, e: CUDNN_ATTENTION_DETAIL,
+        _do_cudnn_attention,
+    ),
     Step(
         "cuda_allocator",
         1,
