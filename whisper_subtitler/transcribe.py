@@ -16,7 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from whisper_subtitler.transcription import Region, TranscribeOptions, detect_language, new_transcript
+from whisper_subtitler.transcription import (
+    Region,
+    TranscribeOptions,
+    check_options,
+    detect_language,
+    new_transcript,
+)
 from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment, Transcript, Word
 
 log = logging.getLogger(__name__)
@@ -41,18 +47,28 @@ def _segment(raw: dict) -> Segment:
 
 
 def _transcribe_clips(whisper, model, audio: Audio, clips, language: str, options: TranscribeOptions) -> dict:
-    """openai-whisper's ``transcribe()`` over ``clips`` ((start, end) seconds) of ``audio``, with word timestamps."""
+    """openai-whisper's ``transcribe()`` over ``clips`` ((start, end) seconds) of ``audio``, with word timestamps and
+    the decoding options of ``options`` under their own names. The initial prompt is carried into every window
+    (``carry_initial_prompt``), as the batched path gives it to every chunk."""
     return whisper.transcribe(
         model,
         audio.samples,
         language=language,
         task=options.task,
         temperature=options.temperatures,
+        compression_ratio_threshold=options.compression_ratio_threshold,
+        logprob_threshold=options.logprob_threshold,
+        no_speech_threshold=options.no_speech_threshold,
         word_timestamps=True,
-        condition_on_previous_text=False,  # conditioning made base loop on real audio
+        condition_on_previous_text=options.condition_on_previous_text,  # off by default: base looped on real audio
+        initial_prompt=options.initial_prompt,
+        carry_initial_prompt=options.initial_prompt is not None,
         clip_timestamps=[t for clip in clips for t in clip],
         fp16=options.fp16,
-        initial_prompt=options.initial_prompt,
+        beam_size=options.beam_size,
+        best_of=options.best_of,
+        patience=options.patience,
+        suppress_tokens=list(options.suppressed()),
         verbose=None,  # None: no printing to stdout and no progress bar
     )
 
@@ -65,7 +81,9 @@ class SequentialDecoding:
     def transcriber(
         self, model: Any, options: TranscribeOptions, selection: Any, model_name: str
     ) -> SequentialTranscriber:
-        """A ``SequentialTranscriber`` for ``model`` (loaded, on its device); ``selection`` is not needed."""
+        """A ``SequentialTranscriber`` for ``model`` (loaded, on its device); ``selection`` is not needed. Raises
+        ``UsageError`` for options the model cannot decode with (``transcription.check_options``)."""
+        check_options(options, model)
         return SequentialTranscriber(model, options, model_name=model_name)
 
 
@@ -116,6 +134,5 @@ class SequentialTranscriber:
 
         first = int(onset * SAMPLE_RATE)
         window = audio.samples[first : first + int(LANGUAGE_PROBE_S * SAMPLE_RATE)]
-        fp16 = self.options.fp16 and self.model.device.type != "cpu"
         with torch.no_grad():
-            return detect_language(self.model, encode_windows(self.model, [window], fp16))
+            return detect_language(self.model, encode_windows(self.model, [window]))

@@ -36,13 +36,24 @@ from whisper_subtitler.decoding.features import (
 )
 from whisper_subtitler.decoding.quality import Decoded, Thresholds, best_attempt, is_silence, needs_fallback
 from whisper_subtitler.platform.batch_advice import CPU_BATCH  # the batch size after an out-of-memory move to the CPU
-from whisper_subtitler.transcription import Region, TranscribeOptions, detect_language, new_transcript
+from whisper_subtitler.transcription import (
+    Region,
+    TranscribeOptions,
+    check_options,
+    detect_language,
+    new_transcript,
+)
 from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment, Transcript, Word
 
 if TYPE_CHECKING:
     from whisper_subtitler.decoding.alignment import TimedWord
 
 log = logging.getLogger(__name__)
+
+
+def thresholds_of(options: TranscribeOptions) -> Thresholds:
+    """The temperature fallback's thresholds asked for in ``options`` (``--compression-ratio-threshold``, ...)."""
+    return Thresholds(options.compression_ratio_threshold, options.logprob_threshold, options.no_speech_threshold)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +90,7 @@ class ChunkTranscriber:
         options: TranscribeOptions,
         *,
         batch_size: int,
-        thresholds: Thresholds = Thresholds(),
+        thresholds: Thresholds | None = None,
         decoder_kernels: bool | None = None,
         compiled_decoder: bool = False,
         attention: str | None = None,
@@ -90,7 +101,7 @@ class ChunkTranscriber:
         self.offset = offset
         self.sampled = 0
         self.options = options
-        self.thresholds = thresholds
+        self.thresholds = thresholds or thresholds_of(options)
         self.language = options.language
         self.fp16 = bool(options.fp16) and model.device.type != "cpu"
         self.runner = BatchRunner(batch_size, to_cpu=self._to_cpu if cpu_fallback else None, release=self._release)
@@ -134,7 +145,7 @@ class ChunkTranscriber:
             torch.cuda.empty_cache()
 
     def _encode(self, samples: Sequence[np.ndarray]):
-        return encode_windows(self.model, samples, self.fp16)
+        return encode_windows(self.model, samples)
 
     def ensure_language(self, first: Chunk, source: SampleSource) -> str:
         """The language to decode in: the one given, ``en`` for English-only models, else detected once on the
@@ -209,6 +220,7 @@ class ChunkTranscriber:
             attempts: list[list[Decoded]] = [[] for _ in group]
             pending = list(range(len(group)))
             first_samples = [round((self.offset + c.start) * SAMPLE_RATE) for c in group]
+            suppressed = self.options.suppressed()
             for temperature in self.options.temperatures:
                 rows = features if len(pending) == len(group) else features[pending]
                 decoded = budgeted.decode_features(
@@ -222,6 +234,10 @@ class ChunkTranscriber:
                     prompt=self.options.initial_prompt,
                     compiled=self.compiled_decoder,
                     seeds=[budgeted.sampling_seed(self.options.seed, first_samples[i], temperature) for i in pending],
+                    suppress_tokens=suppressed,
+                    beam_size=self.options.beam_size,
+                    patience=self.options.patience,
+                    best_of=self.options.best_of,
                 )
                 if temperature > 0:
                     self.sampled += len(pending)
@@ -274,7 +290,9 @@ class BatchedDecoding:
     def transcriber(
         self, model: Any, options: TranscribeOptions, selection: Any, model_name: str
     ) -> BatchedTranscriber:
-        """A ``BatchedTranscriber`` for ``model`` (loaded, on ``selection``'s device)."""
+        """A ``BatchedTranscriber`` for ``model`` (loaded, on ``selection``'s device). Raises ``UsageError`` for
+        options the model cannot decode with (``transcription.check_options``)."""
+        check_options(options, model)
         return BatchedTranscriber(
             model, options, model_name=model_name, selection=selection, batch_size=self.batch_size
         )
@@ -299,14 +317,14 @@ class BatchedTranscriber:
         model_name: str = "",
         selection: Any = None,
         batch_size: int | None = None,
-        thresholds: Thresholds = Thresholds(),
+        thresholds: Thresholds | None = None,
     ) -> None:
         self.model = model
         self.options = options
         self.model_name = model_name
         self.selection = selection
         self.batch_size = batch_size
-        self.thresholds = thresholds
+        self.thresholds = thresholds or thresholds_of(options)
         self.on_cpu = False  # moved to the CPU after running out of memory
 
     def settings(self, audio: Audio, speech: Sequence[Region], options: TranscribeOptions) -> DecodingSettings:
