@@ -6,6 +6,7 @@ Values are checked here (``UsageError``, exit 2) before any model is loaded.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -109,7 +110,12 @@ OutputDir = Annotated[
 ]
 Overwrite = Annotated[bool, typer.Option(help="Replace existing output files (they are kept by default).")]
 NameTemplate = Annotated[
-    str, typer.Option("--name-template", help="Output file name without extension: {stem}, {name}, {ext} of the input.")
+    str,
+    typer.Option(
+        "--name-template",
+        help="Output file name without extension: {stem}, {name}, {ext} of the input and {parent}, the name of its "
+        "folder. Two inputs that would get the same output name are a usage error (exit 2), found before any work.",
+    ),
 ]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="List what would be done (stdout) and exit.")]
 JsonSummary = Annotated[
@@ -500,6 +506,24 @@ class SubtitleArgs:
             speaker_style=self.speaker_style,
         )
 
+    def targets(self, source: Path) -> list[Path]:
+        """The subtitle files ``source`` gets, one per format of ``--format``. Raises ``UsageError`` for an unknown
+        format, ``InputError`` for a template that gives no file name."""
+        from whisper_subtitler.outputs import output_path
+        from whisper_subtitler.writers import FORMATS, resolve_formats
+
+        return [
+            output_path(source, self.output_dir, FORMATS[fmt].extension, self.name_template)
+            for fmt in resolve_formats(self.output_format)
+        ]
+
+    def check_outputs(self, sources: Sequence[Path]) -> None:
+        """Raise ``UsageError`` (exit 2) when two of ``sources`` would write the same file
+        (``outputs.check_collisions``), before any model is loaded."""
+        from whisper_subtitler.outputs import check_collisions
+
+        check_collisions(sources, self.targets)
+
 
 @dataclass(frozen=True)
 class FormatArgs(SubtitleArgs):
@@ -551,6 +575,13 @@ class TranscribeArgs(SubtitleArgs):
     compute_type: ComputeType
     threads: int | None
     progress: ProgressMode
+
+    def targets(self, source: Path) -> list[Path]:
+        """The subtitle files and video copies (``--embed``, ``--burn-in``) ``source`` gets."""
+        from whisper_subtitler.video import video_targets
+
+        videos = video_targets(source, self.output_dir, self.name_template, embed=self.embed, burn_in=self.burn_in)
+        return super().targets(source) + [target for _, target in videos]
 
     def run_options(self) -> tuple[RunOptions, Selection]:
         """The pipeline's options and the platform's device choice (``platform.configure``, optimizations applied).

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,8 +103,15 @@ class SequentialTranscriber:
         self.options = options
         self.model_name = model_name
 
-    def transcribe(self, audio: Audio, speech: Sequence[Region], language: str | None = None) -> Transcript:
-        """See ``transcription.Transcriber``: word timestamps in seconds from the start of ``audio``."""
+    def transcribe(
+        self,
+        audio: Audio,
+        speech: Sequence[Region],
+        language: str | None = None,
+        progress: Callable[[float], None] | None = None,
+    ) -> Transcript:
+        """See ``transcription.Transcriber``: word timestamps in seconds from the start of ``audio``. openai-whisper's
+        ``transcribe()`` reports no progress of its own: ``progress`` is called once, at the end."""
         import torch
         import whisper
 
@@ -122,6 +129,8 @@ class SequentialTranscriber:
         with torch.random.fork_rng(devices=cuda):
             torch.manual_seed(sampling_seed(options.seed, first_sample, 0.0))
             result = _transcribe_clips(whisper, model, audio, clips, language, options)
+        if progress is not None:
+            progress(1.0)
         segments = tuple(_segment(s) for s in result["segments"] if s.get("words"))
         log.debug("%s: decoded %d segments in %.1f s", audio.source, len(segments), time.perf_counter() - started)
         return new_transcript(audio.source, audio.duration, options, self.model_name, segments, language)

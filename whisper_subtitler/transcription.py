@@ -12,7 +12,7 @@ with ``new_transcript``. Nothing here imports torch.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -78,10 +78,17 @@ def check_options(options: TranscribeOptions, model: Any) -> None:
 class Transcriber(Protocol):
     """Turns speech regions of audio into a ``Transcript``; it owns its model, options and the model's device."""
 
-    def transcribe(self, audio: Audio, speech: Sequence[Region], language: str | None = None) -> Transcript:
+    def transcribe(
+        self,
+        audio: Audio,
+        speech: Sequence[Region],
+        language: str | None = None,
+        progress: Callable[[float], None] | None = None,
+    ) -> Transcript:
         """The transcript of ``speech`` (regions in seconds from the start of ``audio``, sorted, disjoint): times in
         seconds from the start of ``audio``, no model call without speech. ``language``: the language already
-        known for this file (an earlier piece), else the options' language, else detected."""
+        known for this file (an earlier piece), else the options' language, else detected. ``progress``, when given,
+        is called with the share of ``speech`` decoded so far (0 to 1) as the work advances."""
         ...
 
 

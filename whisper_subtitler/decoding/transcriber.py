@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -172,16 +172,29 @@ class ChunkTranscriber:
             )
         return self._tokenizer
 
-    def transcribe(self, chunks: Sequence[Chunk], source: SampleSource) -> list[Segment]:
+    def transcribe(
+        self, chunks: Sequence[Chunk], source: SampleSource, progress: Callable[[float], None] | None = None
+    ) -> list[Segment]:
         """Segments of all ``chunks`` in time order (one segment per speech region of a chunk that holds words).
 
         Chunks are decoded in batches, those with the most speech first. Without a language, it is detected on the
         first chunk of the first batch (the one with the most speech; ``whisper.decoding.detect_language``).
+        ``progress`` is called after each batch with the share of the chunks' audio decoded (0 to 1).
         """
         if self.language is None and not self.model.is_multilingual:
             self.language = "en"
         ordered = decoding_order(chunks)
-        results = self.runner.run(ordered, lambda group: self._decode_group_or_eager(group, source))
+        total, done = sum(c.duration for c in chunks) or 1.0, 0.0
+
+        def decode(group: list[Chunk]) -> list[tuple[Segment, ...]]:
+            nonlocal done
+            out = self._decode_group_or_eager(group, source)
+            done += sum(c.duration for c in group)
+            if progress is not None:
+                progress(min(1.0, done / total))
+            return out
+
+        results = self.runner.run(ordered, decode)
         by_index = {c.index: segments for c, segments in zip(ordered, results)}
         return [s for c in sorted(chunks, key=lambda c: c.index) for s in by_index[c.index]]
 
@@ -339,7 +352,13 @@ class BatchedTranscriber:
             self.model, audio, speech, options, self.selection, model_name=self.model_name, requested=self.batch_size
         )
 
-    def transcribe(self, audio: Audio, speech: Sequence[Region], language: str | None = None) -> Transcript:
+    def transcribe(
+        self,
+        audio: Audio,
+        speech: Sequence[Region],
+        language: str | None = None,
+        progress: Callable[[float], None] | None = None,
+    ) -> Transcript:
         """See ``transcription.Transcriber``: word timestamps in seconds from the start of ``audio``; audio without
         speech gives a transcript without segments (no model call). Raises ``ValueError`` for regions out of
         order; out-of-memory errors are handled (``backoff.BatchRunner``), other torch errors propagate."""
@@ -360,7 +379,7 @@ class BatchedTranscriber:
             attention=settings.attention,
             offset=audio.offset,
         )
-        segments = transcriber.transcribe(chunks, source)
+        segments = transcriber.transcribe(chunks, source, progress)
         self.on_cpu = self.on_cpu or transcriber.moved_to_cpu
         log.debug(
             "%s: %d chunks, %d segments in %.1f s (batch %d, %d chunk decodings sampled)",
