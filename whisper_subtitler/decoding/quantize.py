@@ -34,8 +34,8 @@ def quantize_int8(model, *, output_projection: bool = True):
                 plain = nn.Linear(child.in_features, child.out_features, bias=child.bias is not None)
                 plain.load_state_dict(child.state_dict())
                 setattr(parent, name, plain)
-    with warnings.catch_warnings():  # torch 2.13 warns that quantized tensor creation is deprecated
-        warnings.simplefilter("ignore", UserWarning)
+    with warnings.catch_warnings():  # torch 2.13: torch.ao.quantization and quantized tensors are deprecated
+        warnings.simplefilter("ignore", (UserWarning, DeprecationWarning))
         torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8, inplace=True)
 
     if output_projection:
@@ -46,7 +46,7 @@ def quantize_int8(model, *, output_projection: bool = True):
         projection.weight = nn.Parameter(weight.detach().clone(), requires_grad=False)
         holder = nn.Sequential(projection)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
+            warnings.simplefilter("ignore", (UserWarning, DeprecationWarning))
             torch.ao.quantization.quantize_dynamic(holder, {nn.Linear}, dtype=torch.qint8, inplace=True)
         model.decoder.projection_int8 = holder[0]
         install_projection(model, lambda x: model.decoder.projection_int8(x).float())
