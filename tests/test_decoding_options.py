@@ -45,14 +45,18 @@ def _invoke(tmp_path, monkeypatch, *args):
 
 
 def test_cli_reads_the_decoding_options(tmp_path, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: setattr(torch, "_threads_asked", n))
     result = _invoke(
         tmp_path,
         monkeypatch,
         *("--initial-prompt", " Saoirse, Nguyen. ", "--beam-size", "5", "--patience", "2", "--best-of", "3"),
         *("--temperature", "0,0.5", "--compression-ratio-threshold", "2", "--logprob-threshold", "-inf"),
-        *("--no-speech-threshold", "0.9", "--suppress-tokens", "-1,220"),
+        *("--no-speech-threshold", "0.9", "--suppress-tokens", "-1,220", "--threads", "3"),
     )
     assert result.exit_code == 0, result.output
+    assert torch._threads_asked == 3  # type: ignore[attr-defined]  # --threads, after level 1's own choice
     t = _Capture.options.transcribe
     assert (t.initial_prompt, t.beam_size, t.patience, t.best_of) == ("Saoirse, Nguyen.", 5, 2.0, 3)
     assert t.temperatures == (0.0, 0.5) and t.suppressed() == (-1, 220)
