@@ -148,7 +148,8 @@ def run_batch(
                 progress.end_file(result)
         except KeyboardInterrupt as stop:
             interrupted, signum = True, signal_number(stop)
-    return BatchSummary(tuple(results), interrupted, time.perf_counter() - started, signum)
+    wall = time.perf_counter() - started
+    return BatchSummary(results=tuple(results), interrupted=interrupted, wall_seconds=wall, signum=signum)
 
 
 def _on_stage(
