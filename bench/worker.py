@@ -5,14 +5,13 @@ timed), transcribe one file (timed: audio decoding, VAD, mel, decoding, word tim
 
 Methods (``METHODS``): ``openai`` (``whisper.transcribe(word_timestamps=True)``, its defaults otherwise),
 ``ours`` (``Pipeline.process``, the default batched path, to a JSON transcript), ``ours-int8`` (the same with
-``decoding.quantize``), ``faster-whisper`` / ``faster-whisper-int8`` (``BatchedInferencePipeline``, greedy, word
-timestamps).
+``--compute-type int8``: ``decoding.quantize`` when the model is loaded), ``faster-whisper`` /
+``faster-whisper-int8`` (``BatchedInferencePipeline``, greedy, word timestamps).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import resource
@@ -72,15 +71,17 @@ def run_ours(args, *, int8: bool = False, fp32: bool = False) -> dict:
     import torch
 
     from whisper_subtitler import platform
-    from whisper_subtitler.decoding.quantize import quantize_int8
     from whisper_subtitler.decoding.transcriber import BatchedDecoding
     from whisper_subtitler.pipeline import Pipeline, RunOptions
     from whisper_subtitler.transcription import TranscribeOptions
     from whisper_subtitler.vad import _load_model
 
-    selection = platform.configure(gpu_backend="cpu" if args.device == "cpu" else None, model=args.model)
-    if fp32:  # the GPU's float32 run, for the WER of fp16 against it
-        selection = dataclasses.replace(selection, dtype="float32")
+    selection = platform.configure(
+        gpu_backend="cpu" if args.device == "cpu" else None,
+        model=args.model,
+        # as --compute-type: int8 is quantized when the model is loaded; float32 is the GPU's reference for fp16
+        compute_type="int8" if int8 else ("float32" if fp32 else "auto"),
+    )
     platform.apply_optimizations(selection)
     torch.set_num_threads(args.threads)
     out = Path(tempfile.mkdtemp(prefix="bench-"))
@@ -94,8 +95,6 @@ def run_ours(args, *, int8: bool = False, fp32: bool = False) -> dict:
     )
     pipeline = Pipeline(options, selection)
     pipeline.load()  # outside the timings, as the CLI loads it before the first file
-    if int8:
-        quantize_int8(pipeline.models.whisper())  # the pipeline keeps this model object (quantized in place)
     warm_up_word_timing()
     _load_model()  # the VAD model, loaded once per run like the Whisper model
     result = pipeline.process(args.audio)
@@ -109,7 +108,7 @@ def run_ours(args, *, int8: bool = False, fp32: bool = False) -> dict:
         "words": sum(len(s["words"]) for s in transcript["segments"]),
         "language": transcript["language"],
         "batch_size": args.batch_size or selection.batch_size,
-        "dtype": "int8" if int8 else selection.dtype,
+        "dtype": selection.dtype,
         "timings": result.timings,
     }
 

@@ -121,3 +121,18 @@ def test_truncated_file_is_reported(tmp_path):
     cut.write_bytes(data[: len(data) // 2])  # the moov atom at the front still declares 30 s
     with pytest.raises(InputError, match="truncated"):
         extract_audio(cut)
+
+
+@pytest.mark.parametrize(
+    "suffix,codec", [(".wav", "pcm_s16le"), (".wav", "pcm_f32le"), (".aiff", "pcm_s16be"), (".flac", "flac")]
+)
+def test_cut_wav_aiff_and_flac_are_reported_truncated(tmp_path, suffix, codec):
+    full = tmp_path / f"full{suffix}"
+    media.ffmpeg("-ss", "6", "-t", "5", "-i", str(media.SAMPLE_WAV), "-c:a", codec, str(full))
+    assert abs(extract_audio(full).duration - 5.0) < 0.01  # whole, it passes
+    data = full.read_bytes()
+    cut = tmp_path / f"cut{suffix}"
+    cut.write_bytes(data[: round(len(data) * 2.3 / 5)])  # the header still declares 5 s; about 2.3 s are left
+    with pytest.raises(InputError) as e:
+        extract_audio(cut)
+    assert str(cut) in e.value.message and "truncated" in e.value.message and "of the 5.0 s" in e.value.message

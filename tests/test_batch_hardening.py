@@ -203,6 +203,41 @@ def test_sigint_leaves_finished_files_and_nothing_partial(tmp_path):
             assert text.startswith("WEBVTT")
 
 
+def test_sigterm_mid_file_ends_the_batch_like_ctrl_c(tmp_path):
+    """What ``timeout``, systemd or Kubernetes send: the file in progress is abandoned, the finished one stays,
+    nothing temporary is left, exit code 143, and the --json summary and --progress json lines still come."""
+    first = _clip(tmp_path / "first.wav", seconds=8)
+    second = tmp_path / "second.wav"
+    media.ffmpeg("-stream_loop", "3", "-i", str(media.SAMPLE_WAV), "-t", "90", str(second))
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "whisper_subtitler", "transcribe", str(first), str(second), "--model", "tiny.en"]
+    options = ["--output-dir", str(out), "--no-diarize", "--batch-size", "1", "--progress", "json", "--json"]
+    proc = subprocess.Popen([*command, *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    events, messages = [], []
+    for line in proc.stderr:  # until the second file is being transcribed
+        if not line.startswith("{"):
+            messages.append(line)
+            continue
+        events.append(json.loads(line))
+        if events[-1]["file"] == str(second) and events[-1]["stage"] == "transcribe":
+            break
+    assert events and events[-1]["file"] == str(second), "".join(messages)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr
+    assert "Traceback" not in stderr and "interrupted (SIGTERM)" in stderr
+    assert sorted(p.name for p in out.iterdir()) == ["first.srt", "first.vtt"]  # no temporary file, nothing partial
+    summary = json.loads(stdout)
+    assert summary["interrupted"] and summary["exit_code"] == 143
+    assert [(f["input"], f["status"]) for f in summary["files"]] == [(str(first), "done")]
+    own = [e for e in events if e["file"] == str(first)]
+    assert [e["index"] for e in own] == [1] * len(own) and all(e["total"] == 2 for e in events)
+    fractions = [e["fraction"] for e in own]
+    assert fractions == sorted(fractions) and (own[-1]["stage"], fractions[-1]) == ("done", 1.0)
+    assert {"audio", "vad", "transcribe", "write"} <= {e["stage"] for e in own}
+
+
 def test_dry_run_writes_nothing(tmp_path, cli):
     clip = _clip(tmp_path / "talk.wav", seconds=3)
     (tmp_path / "talk.srt").write_text("keep me", encoding="utf-8")

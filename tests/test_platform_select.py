@@ -314,3 +314,28 @@ def test_cli_transcribe_reads_the_env_file(tmp_path: Path, monkeypatch):
     (tmp_path / ".env").write_text("GPU_BACKEND=opencl\n")  # ./.env is read without --env-file
     result = CliRunner().invoke(app, ["transcribe", "missing.wav"])
     assert result.exit_code == 2 and "GPU_BACKEND='opencl' is not a backend" in result.output
+
+
+@pytest.mark.parametrize(
+    ("key", "compute_type", "dtype"),
+    [
+        ("h100", "auto", "float16"),
+        ("h100", "float32", "float32"),
+        ("h100", "bfloat16", "bfloat16"),
+        ("m2", "bfloat16", "bfloat16"),
+        ("cpu", "int8", "int8"),
+        ("cpu", "bfloat16", "bfloat16"),
+        ("t4", "bfloat16", "t4 has no bfloat16"),
+        ("h100", "int8", "CPU only"),
+        ("cpu", "float16", "needs a GPU"),
+    ],
+)
+def test_compute_type_is_honoured_or_refused_on_each_device(key, compute_type, dtype):
+    request = Request(compute_type=compute_type)
+    if " " not in dtype:
+        s = select(request, describe(MACHINES[key]), "base")
+        assert s.dtype == dtype and (compute_type == "auto" or compute_type in s.dtype_reason)
+        return
+    with pytest.raises(UsageError) as e:
+        select(request, describe(MACHINES[key]), "base")
+    assert dtype.split(" ", 1)[1] in e.value.message and e.value.exit_code == ExitCode.USAGE

@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 PROBE_TIMEOUT_S = 60.0  # seconds for ffprobe to read a header
 TRUNCATION_TOLERANCE = 0.95  # decoded / declared duration below this means a truncated file
 DECODE_TIMEOUT_S = 600.0  # seconds ffmpeg may take to deliver one piece (a 3-hour file decodes in about a minute)
+STREAMED_WAV_SIZE = 0x7FFF0000  # a WAV data size this large is a placeholder, written when the length was unknown
 PIECE_SECONDS = 600.0  # seconds of audio held in memory at once by stream_audio (38.4 MB of float32 samples)
 
 
@@ -144,6 +145,34 @@ def probe_json(path: Path) -> dict:
     return json.loads(proc.stdout or b"{}")
 
 
+def wav_declared_duration(path: Path) -> float | None:
+    """The duration a RIFF WAV file's header declares: its ``data`` chunk size over the ``fmt `` chunk's byte rate,
+    in seconds; ``None`` for another format, a WAV written to a pipe (size 0, or ``STREAMED_WAV_SIZE`` and above:
+    ffmpeg writes 0xFFFFFFFF, sox about 0x7FFFF000) or a header that cannot be read.
+
+    ffprobe reports the length of the data present in a WAV file, not the one its header declares, so a file cut
+    short would pass as complete (AIFF and FLAC declare their frame count, which ffprobe reports)."""
+    import struct
+
+    try:
+        with open(path, "rb") as f:
+            if f.read(4) != b"RIFF" or f.read(8)[4:] != b"WAVE":
+                return None
+            byte_rate = 0
+            while len(header := f.read(8)) == 8:
+                chunk, size = header[:4], struct.unpack("<I", header[4:])[0]
+                if chunk == b"fmt ":
+                    byte_rate = struct.unpack("<I", f.read(16)[8:12])[0]
+                    f.seek(size - 16 + (size & 1), os.SEEK_CUR)
+                elif chunk == b"data":
+                    return size / byte_rate if byte_rate and 0 < size < STREAMED_WAV_SIZE else None
+                else:
+                    f.seek(size + (size & 1), os.SEEK_CUR)
+    except (OSError, struct.error):
+        return None
+    return None
+
+
 def _open(path: Path, audio_track: int) -> tuple[Path, float | None, list[str]]:
     """Check and probe ``path``; returns the absolute path, the declared duration and the ffmpeg command."""
     import ffmpeg
@@ -156,6 +185,8 @@ def _open(path: Path, audio_track: int) -> tuple[Path, float | None, list[str]]:
         raise InputError(f"{path}: no audio track {audio_track} (the file has {info.audio_streams})")
     declared = info.stream_durations[audio_track] if audio_track < len(info.stream_durations) else None
     declared = declared if declared is not None else info.duration
+    if (header := wav_declared_duration(absolute)) is not None and header > (declared or 0.0):
+        declared = header  # ffprobe measured the data present; the header says how much there should be
     cmd = (
         ffmpeg.input(ffmpeg_url(absolute), protocol_whitelist="file")
         .output("pipe:", map=f"0:a:{audio_track}", format="f32le", acodec="pcm_f32le", ac=1, ar=SAMPLE_RATE)

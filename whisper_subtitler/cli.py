@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -20,7 +21,8 @@ from whisper_subtitler import __version__
 from whisper_subtitler import cli_options as o
 from whisper_subtitler.cli_options import subtitle_options
 from whisper_subtitler.cues.labels import SpeakerStyle
-from whisper_subtitler.errors import ExitCode, SubtitlerError
+from whisper_subtitler.errors import SubtitlerError
+from whisper_subtitler.interrupts import ending_on_signals, exit_code, signal_number
 from whisper_subtitler.results import FileResult, FileStatus
 from whisper_subtitler.writers import resolve_formats
 
@@ -32,7 +34,8 @@ __all__ = ["app", "main", "subtitle_options"]
 EXIT_CODES_HELP = (
     "Exit codes: 0 all done; 1 some files failed (each is named with its reason); 2 usage error; "
     "3 a requirement is missing (ffmpeg, a model, an optional extra, a token, libass for --burn-in); "
-    "4 the requested GPU backend is unavailable and --no-fallback is set; 130 interrupted."
+    "4 the requested GPU backend is unavailable and --no-fallback is set; 130 interrupted (Ctrl-C); "
+    "143 terminated (SIGTERM); 129 hung up (SIGHUP)."
 )
 
 app = typer.Typer(
@@ -41,7 +44,6 @@ app = typer.Typer(
     epilog=EXIT_CODES_HELP,
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,  # a token must never be printed in a traceback
-    add_completion=False,
 )
 err = Console(stderr=True)
 log = logging.getLogger("whisper_subtitler")
@@ -120,40 +122,77 @@ def transcribe(
     batch_size: o.BatchSize = None,
     no_batch: o.NoBatch = False,
     seed: o.Seed = 0,
+    initial_prompt: o.InitialPrompt = None,
+    beam_size: o.BeamSize = None,
+    best_of: o.BestOf = None,
+    patience: o.Patience = None,
+    temperature: o.Temperature = o.DEFAULT_TEMPERATURES,
+    compression_ratio_threshold: o.CompressionRatioThreshold = 2.4,
+    logprob_threshold: o.LogprobThreshold = -1.0,
+    no_speech_threshold: o.NoSpeechThreshold = 0.6,
+    suppress_tokens: o.SuppressTokens = "-1",
+    condition_on_previous_text: o.ConditionOnPreviousText = False,
+    compute_type: o.ComputeTypeOption = o.ComputeType.AUTO,
+    threads: o.Threads = None,
+    progress: o.Progress = o.ProgressMode.AUTO,
     verbose: o.Verbose = 0,
     quiet: o.Quiet = False,
 ) -> None:
     """Transcribe INPUTS and write subtitles for each (by default <input stem>.srt and .vtt beside it)."""
-    from whisper_subtitler.pipeline import Pipeline
-
     args = o.TranscribeArgs(**ctx.params)
     setup_logging(verbose, quiet)
+    with ending_on_signals():  # SIGTERM and SIGHUP end the batch as Ctrl-C does (exit 143, 129)
+        try:
+            done = transcribe_run(args, dry_run, json_summary, quiet)
+        except KeyboardInterrupt as stop:  # a signal between the batch's end and here: nothing is half-written
+            done = typer.Exit(exit_code(stop))
+    raise done
+
+
+def transcribe_run(args: o.TranscribeArgs, dry_run: bool, json_summary: bool, quiet: bool) -> typer.Exit:
+    """The ``transcribe`` command once its options are read; returns the ``typer.Exit`` to raise."""
+    from whisper_subtitler.pipeline import Pipeline
+
     try:
-        pipeline = Pipeline(*args.run_options())
         sources = args.sources()
+        args.check_outputs(sources)  # two inputs, one output file: a usage error before anything is set up
+        pipeline = Pipeline(*args.run_options())
         if dry_run:
             print_plan(pipeline, sources, as_json=json_summary)
-            return
-        summary = run_pipeline(pipeline, sources, quiet)
+            return typer.Exit(0)
+        summary = run_pipeline(pipeline, sources, quiet, args.progress)
     except SubtitlerError as e:
-        raise fail(e) from None
-    except KeyboardInterrupt:  # before the batch started (loading models): nothing was written
-        err.print("interrupted", highlight=False)
-        raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
-    raise finish(summary, json_summary)
+        return fail(e)
+    except KeyboardInterrupt as stop:  # before the batch started (loading models): nothing was written
+        err.print(f"interrupted ({signal_name(stop)})", highlight=False)
+        return typer.Exit(exit_code(stop))
+    return finish(summary, json_summary)
 
 
-def run_pipeline(pipeline: Any, sources: list[Path], quiet: bool) -> BatchSummary:
+def signal_name(interrupt: KeyboardInterrupt) -> str:
+    """``SIGINT``, ``SIGTERM`` or ``SIGHUP``: the signal behind ``interrupt``."""
+    return signal.Signals(signal_number(interrupt)).name
+
+
+def run_pipeline(
+    pipeline: Any, sources: list[Path], quiet: bool, progress: o.ProgressMode = o.ProgressMode.AUTO
+) -> BatchSummary:
     """Load the models (a bad ``--model`` ends the run here, before any file), then run the batch with progress
-    and one report line per file on stderr."""
+    (``--progress``) and one report line per file on stderr."""
+    from whisper_subtitler.progress import JsonProgress, ProgressDisplay
     from whisper_subtitler.runner import BatchProgress, run_batch
 
+    display: ProgressDisplay = (
+        JsonProgress(len(sources))
+        if progress is o.ProgressMode.JSON
+        else BatchProgress(err, len(sources), enabled=not quiet and progress is o.ProgressMode.AUTO)
+    )
     try:
         pipeline.load(sources)
         return run_batch(
             pipeline.process,
             sources,
-            BatchProgress(err, len(sources), enabled=not quiet),
+            display,
             report=lambda result: report_result(result, quiet),
             prefetch=pipeline.prefetch,
         )
@@ -164,7 +203,7 @@ def run_pipeline(pipeline: Any, sources: list[Path], quiet: bool) -> BatchSummar
 def finish(summary: BatchSummary, json_summary: bool) -> typer.Exit:
     """Say that the batch was interrupted, print the ``--json`` summary; returns the ``typer.Exit`` to raise."""
     if summary.interrupted:
-        err.print("interrupted: no partial output was left", highlight=False)
+        err.print(f"interrupted ({signal.Signals(summary.signum).name}): no partial output was left", highlight=False)
     if json_summary:
         typer.echo(json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
     return typer.Exit(int(summary.exit_code))
@@ -246,6 +285,7 @@ def format_transcripts(
     setup_logging(verbose, quiet)
     try:
         formats = resolve_formats(output_format)
+        args.check_outputs(transcripts)
         cues, writer = args.subtitles()
         summary = run_batch(
             lambda source, on_stage: reformat(

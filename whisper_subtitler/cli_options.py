@@ -6,7 +6,8 @@ Values are checked here (``UsageError``, exit 2) before any model is loaded.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from whisper_subtitler.diarize import DiarizationOptions
     from whisper_subtitler.pipeline import RunOptions
     from whisper_subtitler.platform import Selection
-    from whisper_subtitler.transcription import Decoding
+    from whisper_subtitler.transcription import Decoding, TranscribeOptions
     from whisper_subtitler.writers import WriterOptions
 
 # Typer reads these annotations at run time: Optional[...] keeps them readable by every supported Typer version.
@@ -34,6 +35,24 @@ class Task(StrEnum):
 
     TRANSCRIBE = "transcribe"
     TRANSLATE = "translate"
+
+
+class ComputeType(StrEnum):
+    """``--compute-type`` (faster-whisper's name): the dtype Whisper computes in (``platform.select.forced_dtype``)."""
+
+    AUTO = "auto"
+    FLOAT32 = "float32"
+    FLOAT16 = "float16"
+    BFLOAT16 = "bfloat16"
+    INT8 = "int8"
+
+
+class ProgressMode(StrEnum):
+    """``--progress``: the Rich display on a terminal (``auto``), JSON lines on stderr (``json``), or nothing."""
+
+    AUTO = "auto"
+    JSON = "json"
+    NONE = "none"
 
 
 # Inputs and outputs
@@ -91,7 +110,12 @@ OutputDir = Annotated[
 ]
 Overwrite = Annotated[bool, typer.Option(help="Replace existing output files (they are kept by default).")]
 NameTemplate = Annotated[
-    str, typer.Option("--name-template", help="Output file name without extension: {stem}, {name}, {ext} of the input.")
+    str,
+    typer.Option(
+        "--name-template",
+        help="Output file name without extension: {stem}, {name}, {ext} of the input and {parent}, the name of its "
+        "folder. Two inputs that would get the same output name are a usage error (exit 2), found before any work.",
+    ),
 ]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="List what would be done (stdout) and exit.")]
 JsonSummary = Annotated[
@@ -108,6 +132,15 @@ Transcripts = Annotated[
 ]
 Verbose = Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv for debug).")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Only errors on stderr.")]
+Progress = Annotated[
+    ProgressMode,
+    typer.Option(
+        "--progress",
+        case_sensitive=False,
+        help="auto: a progress bar when stderr is a terminal; json: one JSON object per line on stderr for "
+        'wrappers ({"file", "stage", "fraction", "elapsed", ...}; README, "Scripting"); none: no progress.',
+    ),
+]
 
 # Whisper
 Model = Annotated[
@@ -147,6 +180,127 @@ Seed = Annotated[
         "--seed",
         help="Seed of the temperature fallback's sampling: the same input and options give the same files "
         "byte for byte; another seed may give other words where the fallback samples.",
+    ),
+]
+
+# Decoding (openai-whisper's names and meanings)
+DEFAULT_TEMPERATURES = "0,0.2,0.4,0.6,0.8,1"
+InitialPrompt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--initial-prompt",
+        rich_help_panel="Decoding",
+        show_default=False,
+        help="Text Whisper reads as what came before each window: names, spellings and vocabulary "
+        '(e.g. "Saoirse, Nguyen, Kubernetes."). Given to every chunk, and with --no-batch to every window.',
+    ),
+]
+BeamSize = Annotated[
+    Optional[int],
+    typer.Option(
+        "--beam-size",
+        min=1,
+        rich_help_panel="Decoding",
+        show_default=False,
+        help="Beam search with this many beams at temperature 0 (openai-whisper's CLI uses 5); default: greedy. "
+        "The batched path searches the beams of a whole batch together; slower than greedy.",
+    ),
+]
+BestOf = Annotated[
+    Optional[int],
+    typer.Option(
+        "--best-of",
+        min=1,
+        rich_help_panel="Decoding",
+        show_default=False,
+        help="Candidates sampled at each fallback temperature above 0, the most probable kept; default 1.",
+    ),
+]
+Patience = Annotated[
+    Optional[float],
+    typer.Option(
+        "--patience",
+        min=0.0,
+        rich_help_panel="Decoding",
+        show_default=False,
+        help="Beam search patience (arXiv:2204.05424): finish after patience x beam size ended beams; "
+        "default 1.0. Needs --beam-size.",
+    ),
+]
+Temperature = Annotated[
+    str,
+    typer.Option(
+        "--temperature",
+        rich_help_panel="Decoding",
+        help="Sampling temperature, or a comma-separated fallback schedule: a window whose text fails the "
+        "thresholds below is decoded again at the next temperature. One value: no fallback.",
+    ),
+]
+CompressionRatioThreshold = Annotated[
+    float,
+    typer.Option(
+        "--compression-ratio-threshold",
+        min=0.0,
+        rich_help_panel="Decoding",
+        help="Decode again at the next temperature when the text's gzip compression ratio is above this "
+        "(repetitive text); inf turns the check off.",
+    ),
+]
+LogprobThreshold = Annotated[
+    float,
+    typer.Option(
+        "--logprob-threshold",
+        rich_help_panel="Decoding",
+        help="Decode again at the next temperature when the mean token log-probability is below this; "
+        "-inf turns the check off.",
+    ),
+]
+NoSpeechThreshold = Annotated[
+    float,
+    typer.Option(
+        "--no-speech-threshold",
+        min=0.0,
+        max=1.0,
+        rich_help_panel="Decoding",
+        help="A window whose no-speech probability is above this and whose log-probability is below "
+        "--logprob-threshold is silence: no text, no fallback. 1 turns the rule off.",
+    ),
+]
+SuppressTokens = Annotated[
+    str,
+    typer.Option(
+        "--suppress-tokens",
+        rich_help_panel="Decoding",
+        help="Comma-separated token ids never to sample; -1 stands for Whisper's non-speech symbols; an empty "
+        'string ("") suppresses nothing.',
+    ),
+]
+ConditionOnPreviousText = Annotated[
+    bool,
+    typer.Option(
+        "--condition-on-previous-text",
+        rich_help_panel="Decoding",
+        help="With --no-batch only: give each window the previous window's text as its prompt (openai-whisper's "
+        "default; off here, since it can make a model loop). The batched path decodes chunks independently.",
+    ),
+]
+ComputeTypeOption = Annotated[
+    ComputeType,
+    typer.Option(
+        "--compute-type",
+        case_sensitive=False,
+        help="auto (float16 on GPUs with fast fp16, else float32), float32, float16 (GPU), bfloat16 (CUDA 8.0+, "
+        "ROCm CDNA, Apple M2+, CPU; batched path only) or int8 (CPU only: weights quantized to int8; "
+        'tiny.en on 2 cores: 1.6x as fast, WER +1.5 points; base: 1.8x, WER +5 points; README, "Speed").',
+    ),
+]
+Threads = Annotated[
+    Optional[int],
+    typer.Option(
+        "--threads",
+        min=1,
+        show_default=False,
+        help="CPU threads for PyTorch (torch.set_num_threads). Default: the physical cores, or $OMP_NUM_THREADS.",
     ),
 ]
 
@@ -352,6 +506,24 @@ class SubtitleArgs:
             speaker_style=self.speaker_style,
         )
 
+    def targets(self, source: Path) -> list[Path]:
+        """The subtitle files ``source`` gets, one per format of ``--format``. Raises ``UsageError`` for an unknown
+        format, ``InputError`` for a template that gives no file name."""
+        from whisper_subtitler.outputs import output_path
+        from whisper_subtitler.writers import FORMATS, resolve_formats
+
+        return [
+            output_path(source, self.output_dir, FORMATS[fmt].extension, self.name_template)
+            for fmt in resolve_formats(self.output_format)
+        ]
+
+    def check_outputs(self, sources: Sequence[Path]) -> None:
+        """Raise ``UsageError`` (exit 2) when two of ``sources`` would write the same file
+        (``outputs.check_collisions``), before any model is loaded."""
+        from whisper_subtitler.outputs import check_collisions
+
+        check_collisions(sources, self.targets)
+
 
 @dataclass(frozen=True)
 class FormatArgs(SubtitleArgs):
@@ -390,6 +562,26 @@ class TranscribeArgs(SubtitleArgs):
     batch_size: int | None
     no_batch: bool
     seed: int
+    initial_prompt: str | None
+    beam_size: int | None
+    best_of: int | None
+    patience: float | None
+    temperature: str
+    compression_ratio_threshold: float
+    logprob_threshold: float
+    no_speech_threshold: float
+    suppress_tokens: str
+    condition_on_previous_text: bool
+    compute_type: ComputeType
+    threads: int | None
+    progress: ProgressMode
+
+    def targets(self, source: Path) -> list[Path]:
+        """The subtitle files and video copies (``--embed``, ``--burn-in``) ``source`` gets."""
+        from whisper_subtitler.video import video_targets
+
+        videos = video_targets(source, self.output_dir, self.name_template, embed=self.embed, burn_in=self.burn_in)
+        return super().targets(source) + [target for _, target in videos]
 
     def run_options(self) -> tuple[RunOptions, Selection]:
         """The pipeline's options and the platform's device choice (``platform.configure``, optimizations applied).
@@ -397,23 +589,25 @@ class TranscribeArgs(SubtitleArgs):
         pipeline that cannot be loaded when asked for, ``BackendUnavailableError`` (exit 4)."""
         from whisper_subtitler import platform
         from whisper_subtitler.pipeline import RunOptions
-        from whisper_subtitler.transcription import TranscribeOptions
         from whisper_subtitler.writers import resolve_formats
 
         formats = resolve_formats(self.output_format)  # an unknown format: a usage error before anything is loaded
         cues, writer = self.subtitles()
         audio_language = check_audio_options(self.audio_track, self.audio_language)  # before any model or device
+        decoding = self.transcribe_options()
         diarization, names = self.speaker_options()
         selection = platform.configure(
-            self.gpu_backend, self.optimization_level, self.no_fallback, self.env_file, self.model
+            self.gpu_backend,
+            self.optimization_level,
+            self.no_fallback,
+            self.env_file,
+            self.model,
+            compute_type=self.compute_type.value,
         )
         platform.apply_optimizations(selection)
-        transcribe = TranscribeOptions(
-            language=parse_language(self.language),
-            task=self.task.value,
-            fp16=selection.dtype == "float16",
-            seed=self.seed,
-        )
+        if self.threads is not None:
+            platform.set_threads(self.threads)
+        transcribe = replace(decoding, fp16=selection.dtype == "float16")
         options = RunOptions(
             model=self.model,
             transcribe=transcribe,
@@ -432,6 +626,46 @@ class TranscribeArgs(SubtitleArgs):
             speaker_names=names,
         )
         return options, selection
+
+    def transcribe_options(self) -> TranscribeOptions:
+        """The decoding options as given (``fp16`` follows the device, later). Raises ``UsageError`` (exit 2) for a
+        bad value or combination, before any device or model is set up."""
+        from whisper_subtitler.transcription import TranscribeOptions
+
+        if self.patience is not None and self.beam_size is None:
+            raise UsageError("--patience is the beam search's: it needs --beam-size")
+        if self.patience is not None and self.beam_size is not None and round(self.beam_size * self.patience) < 1:
+            raise UsageError(f"--patience {self.patience} with --beam-size {self.beam_size} waits for no beam")
+        if self.condition_on_previous_text and not self.no_batch:
+            raise UsageError(
+                "--condition-on-previous-text applies to --no-batch only",
+                "the batched path decodes each chunk on its own; add --no-batch",
+            )
+        if self.compute_type is ComputeType.BFLOAT16 and self.no_batch:
+            raise UsageError("--compute-type bfloat16 runs on the batched path only (not with --no-batch)")
+        options = TranscribeOptions(
+            language=parse_language(self.language),
+            task=self.task.value,
+            temperatures=parse_temperatures(self.temperature),
+            initial_prompt=(self.initial_prompt or "").strip() or None,
+            seed=self.seed,
+            beam_size=self.beam_size,
+            best_of=self.best_of,
+            patience=self.patience,
+            suppress_tokens=self.suppress_tokens,
+            compression_ratio_threshold=self.compression_ratio_threshold,
+            logprob_threshold=self.logprob_threshold,
+            no_speech_threshold=self.no_speech_threshold,
+            condition_on_previous_text=self.condition_on_previous_text,
+        )
+        try:
+            options.suppressed()
+        except ValueError:
+            raise UsageError(
+                f"--suppress-tokens {self.suppress_tokens!r} is not a list of token ids",
+                'give comma-separated integers, -1 for the non-speech symbols, or "" for none',
+            ) from None
+        return options
 
     def decoding(self) -> Decoding:
         """``--no-batch``: the sequential decoding; else the batched one, with ``--batch-size``."""
@@ -503,6 +737,21 @@ def subtitle_options(
         max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps, speaker_style=style
     )
     return cue_options, WriterOptions(bom=bom, crlf=crlf, word_level=word_level, speaker_style=style)
+
+
+def parse_temperatures(value: str) -> tuple[float, ...]:
+    """``--temperature``: ``"0"`` -> ``(0.0,)``, ``"0,0.2,0.4"`` -> the fallback schedule, tried in order. Raises
+    ``UsageError`` for an empty list, a value that is not a number, and a negative or infinite one."""
+    try:
+        values = tuple(float(v) for v in value.split(",") if v.strip())
+    except ValueError:
+        values = ()
+    if not values or not all(0.0 <= v < float("inf") for v in values):
+        raise UsageError(
+            f"--temperature {value!r} is not a temperature or a list of them",
+            'give numbers of at least 0, e.g. 0 or "0,0.2,0.4,0.6,0.8,1"',
+        )
+    return values
 
 
 def parse_language(value: str | None) -> str | None:

@@ -20,7 +20,9 @@ class ExitCode(IntEnum):
     USAGE = 2  # invalid option or value (Typer/Click also use 2)
     MISSING_REQUIREMENT = 3  # ffmpeg, a model, an optional dependency, a token or gated-model access
     BACKEND_UNAVAILABLE = 4  # a requested GPU backend is not available and fallback is disabled
+    HANGUP = 129  # SIGHUP (128 + 1): the batch ended as on Ctrl-C
     INTERRUPTED = 130  # SIGINT (128 + 2)
+    TERMINATED = 143  # SIGTERM (128 + 15): the batch ended as on Ctrl-C
 
 
 class SubtitlerError(Exception):

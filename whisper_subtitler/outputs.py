@@ -11,11 +11,11 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from whisper_subtitler.errors import InputError
+from whisper_subtitler.errors import InputError, UsageError
 from whisper_subtitler.types import Cue, Transcript
 
 if TYPE_CHECKING:
@@ -29,19 +29,43 @@ TEMP_PREFIX = ".whisper-subtitler-"  # temporary files start with this, so a str
 def output_path(source: Path, output_dir: Path | None, extension: str, template: str = "{stem}") -> Path:
     """The output file for ``source``: ``<output_dir or source folder>/<template>.<extension>``.
 
-    ``template`` may use ``{stem}`` (file name without extension), ``{name}`` (file name) and ``{ext}`` (the
-    input's extension without dot). Raises ``InputError`` when the template has an unknown field or a path separator.
+    ``template`` may use ``{stem}`` (file name without extension), ``{name}`` (file name), ``{ext}`` (the input's
+    extension without dot) and ``{parent}`` (the name of the input's folder). Raises ``InputError`` when the
+    template has an unknown field or a path separator.
     """
     try:
-        base = template.format(stem=source.stem, name=source.name, ext=source.suffix.lstrip("."))
+        base = template.format(
+            stem=source.stem, name=source.name, ext=source.suffix.lstrip("."), parent=source.absolute().parent.name
+        )
     except (KeyError, IndexError, ValueError) as e:
         raise InputError(
-            f"output name template {template!r} is invalid ({e}); use {{stem}}, {{name}}, {{ext}}"
+            f"output name template {template!r} is invalid ({e}); use {{stem}}, {{name}}, {{ext}}, {{parent}}"
         ) from None
     if "/" in base or os.sep in base or base in ("", ".", ".."):
         raise InputError(f"output name template {template!r} gives {base!r}, which is not a file name")
     folder = output_dir if output_dir is not None else source.parent
     return folder / f"{base}.{extension.lstrip('.')}"
+
+
+def check_collisions(sources: Iterable[Path], targets: Callable[[Path], Iterable[Path]]) -> None:
+    """Raise ``UsageError`` (exit 2) naming both inputs when two of ``sources`` would write the same file
+    (``targets(source)``: the files one input writes). Run before any work: otherwise the second input finds the
+    first one's output, keeps it and is reported as skipped, and nothing is written for it. An input whose names
+    cannot be made (an invalid template) is left to fail on its own."""
+    owners: dict[str, Path] = {}
+    for source in sources:
+        try:
+            paths = list(targets(source))
+        except InputError:
+            continue
+        for path in paths:
+            owner = owners.setdefault(os.path.normcase(os.path.abspath(path)), source)
+            if owner != source:
+                raise UsageError(
+                    f"{owner} and {source} would both write {path}",
+                    "give --name-template a field that tells them apart: {parent} (the input's folder), "
+                    "{ext} or {name}, e.g. --name-template '{parent}-{stem}'",
+                )
 
 
 def write_atomic(path: Path, data: bytes, *, overwrite: bool = False) -> None:

@@ -25,7 +25,7 @@ from whisper_subtitler.outputs import output_path, write_subtitles
 from whisper_subtitler.pieces import open_stream, prepare_first, resume, speech_pieces
 from whisper_subtitler.prefetch import Prefetcher, Prepared
 from whisper_subtitler.results import FileResult, FileStatus
-from whisper_subtitler.stages import Stage, StageTimer
+from whisper_subtitler.stages import OnStage, Stage, StageTimer
 from whisper_subtitler.transcription import Decoding, Region, TranscribeOptions, new_transcript
 from whisper_subtitler.types import Audio, Segment, Transcript
 from whisper_subtitler.vad import speech_regions
@@ -123,8 +123,9 @@ class Pipeline:
         o = self.options
         return open_stream(source, o.audio_track, o.diarization is not None, o.audio_language)
 
-    def process(self, source: Path, on_stage: Callable[[Stage], None] = lambda stage: None) -> FileResult:
-        """Turn ``source`` into subtitle files; ``on_stage`` is called with each stage as it starts (progress).
+    def process(self, source: Path, on_stage: OnStage = lambda stage, fraction=None: None) -> FileResult:
+        """Turn ``source`` into subtitle files; ``on_stage`` is called with each stage as it starts (progress), and
+        as ``on_stage(stage, fraction)`` with the share of the file's audio transcribed (``StageTimer.advance``).
         Raises ``SubtitlerError`` for an expected failure (a bad input, a missing requirement)."""
         prepared = self._prefetcher.take(source)
         if existing := self._existing_outputs(source):
@@ -186,10 +187,11 @@ class Pipeline:
                     timer.start(Stage.MODEL_LOAD)
                     transcriber = self.models.transcriber()
                     timer.start(Stage.TRANSCRIBE)
-                    part = transcriber.transcribe(audio, piece.speech, language)
+                    part = transcriber.transcribe(audio, piece.speech, language, _advancing(timer, audio))
                     language = language or part.language
                     segments.extend(segment.shifted(audio.offset) for segment in part.segments)
                 speech.extend((a + audio.offset, b + audio.offset) for a, b in piece.speech)
+                _advancing(timer, audio)(1.0)
         assert audio is not None, "audio.stream_audio yields at least one piece"
         transcript = new_transcript(
             audio.source,
@@ -210,3 +212,14 @@ class Pipeline:
         if self.options.speaker_names:
             return rename_speakers(transcript, self.options.speaker_names)
         return without_single_speaker(transcript)
+
+
+def _advancing(timer: StageTimer, piece: Audio) -> Callable[[float], None]:
+    """The progress callback of ``piece``: ``done`` (0 to 1) of it transcribed is announced as the share of the file
+    (``StageTimer.advance``): by the duration the file declares, else by the end of this piece."""
+
+    def advance(done: float) -> None:
+        total = piece.container_duration or piece.offset + piece.duration
+        timer.advance(min(1.0, (piece.offset + done * piece.duration) / max(total, 1e-9)))
+
+    return advance

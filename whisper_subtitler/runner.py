@@ -2,7 +2,8 @@
 
 One bad file never stops the batch: its ``FileResult`` says why, and the exit code says that something failed. An
 error that would fail every file alike (``SubtitlerError.ends_batch``: ffmpeg or a model missing) ends the batch.
-Ctrl-C stops after cleaning up (no partial output, no temporary file) with exit code 130.
+Ctrl-C stops after cleaning up (no partial output, no temporary file) with exit code 130; SIGTERM and SIGHUP do the
+same with 143 and 129 (``interrupts``).
 """
 
 from __future__ import annotations
@@ -17,24 +18,29 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 from whisper_subtitler import __version__
 from whisper_subtitler.errors import ExitCode, SubtitlerError
+from whisper_subtitler.interrupts import signal_number
+from whisper_subtitler.progress import ProgressDisplay
 from whisper_subtitler.results import FileResult, FileStatus
 from whisper_subtitler.stages import Stage
 
 
 @dataclass(frozen=True)
 class BatchSummary:
-    """The results of a batch, in input order; ``interrupted`` when Ctrl-C ended it early."""
+    """The results of a batch, in input order; ``interrupted`` when a signal ended it early: ``signum``, SIGINT
+    (Ctrl-C), SIGTERM or SIGHUP (``interrupts``)."""
 
     results: tuple[FileResult, ...]
     interrupted: bool = False
     wall_seconds: float = 0.0
+    signum: int = 2  # SIGINT
 
     @property
     def exit_code(self) -> ExitCode:
-        """130 when interrupted; when files failed, the highest of their errors' codes (1; 2 for a usage error
-        such as an --audio-language no stream has; 3 for a missing requirement such as libass); else 0."""
+        """128 + the signal when interrupted (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); when files failed, the highest of
+        their errors' codes (1; 2 for a usage error such as an --audio-language no stream has; 3 for a missing
+        requirement such as libass); else 0."""
         if self.interrupted:
-            return ExitCode.INTERRUPTED
+            return ExitCode(128 + self.signum)
         failed = [r for r in self.results if r.status is FileStatus.FAILED]
         return ExitCode(max(r.exit_code or ExitCode.FAILED for r in failed)) if failed else ExitCode.OK
 
@@ -97,11 +103,12 @@ class BatchProgress:
             self._name = source.name
             self._progress.update(self._batch, description=f"{source.name}: starting")
 
-    def stage(self, stage: Stage) -> None:
+    def stage(self, stage: Stage, fraction: float | None = None) -> None:
         if self.enabled:
-            self._progress.update(self._batch, description=f"{self._name}: {stage.value}")
+            done = f" {fraction:.0%}" if fraction is not None else ""
+            self._progress.update(self._batch, description=f"{self._name}: {stage.value}{done}")
 
-    def end_file(self) -> None:
+    def end_file(self, result: FileResult | None = None) -> None:
         if self.enabled:
             self._progress.advance(self._batch)
 
@@ -109,7 +116,7 @@ class BatchProgress:
 def run_batch(
     process: Callable[..., FileResult],
     sources: Sequence[Path],
-    progress: BatchProgress,
+    progress: ProgressDisplay,
     report: Callable[[FileResult], None] = lambda r: None,
     prefetch: Callable[[Path], None] | None = None,
 ) -> BatchSummary:
@@ -118,12 +125,13 @@ def run_batch(
     that the next file's audio is prepared while the model works (``Pipeline.prefetch``).
 
     A ``SubtitlerError`` raised for one file becomes its ``failed`` result, unless its class ``ends_batch``: then
-    it propagates, as do bugs. ``KeyboardInterrupt`` ends the batch: the summary then holds the finished files and
-    ``interrupted=True``.
+    it propagates, as do bugs. ``KeyboardInterrupt`` (Ctrl-C, or SIGTERM and SIGHUP within
+    ``interrupts.ending_on_signals``) ends the batch: the summary then holds the finished files, ``interrupted=True``
+    and the signal.
     """
     started = time.perf_counter()
     results: list[FileResult] = []
-    interrupted = False
+    interrupted, signum = False, 2
     with progress:
         try:
             for i, source in enumerate(sources):
@@ -137,21 +145,22 @@ def run_batch(
                     result = FileResult.failed(source, error)
                 results.append(result)
                 report(result)
-                progress.end_file()
-        except KeyboardInterrupt:
-            interrupted = True
-    return BatchSummary(results=tuple(results), interrupted=interrupted, wall_seconds=time.perf_counter() - started)
+                progress.end_file(result)
+        except KeyboardInterrupt as stop:
+            interrupted, signum = True, signal_number(stop)
+    wall = time.perf_counter() - started
+    return BatchSummary(results=tuple(results), interrupted=interrupted, wall_seconds=wall, signum=signum)
 
 
 def _on_stage(
-    progress: BatchProgress, prefetch: Callable[[Path], None] | None, following: Path | None
-) -> Callable[[Stage], None]:
-    """One file's stage callback: the progress display, and ``prefetch(following)`` once, when the file reaches its
-    ``transcribe`` stage."""
+    progress: ProgressDisplay, prefetch: Callable[[Path], None] | None, following: Path | None
+) -> Callable[..., None]:
+    """One file's stage callback (``stages.OnStage``): the progress display, and ``prefetch(following)`` once, when
+    the file reaches its ``transcribe`` stage."""
     pending = [following] if prefetch is not None and following is not None else []
 
-    def on_stage(stage: Stage) -> None:
-        progress.stage(stage)
+    def on_stage(stage: Stage, fraction: float | None = None) -> None:
+        progress.stage(stage, fraction)
         if stage is Stage.TRANSCRIBE and pending and prefetch is not None:
             prefetch(pending.pop())
 

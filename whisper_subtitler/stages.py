@@ -21,11 +21,15 @@ class Stage(StrEnum):
     VIDEO = "video"  # --embed, --burn-in: the video copies
 
 
+OnStage = Callable[..., None]  # on_stage(stage) when a stage starts; on_stage(stage, fraction) as a file advances
+
+
 class StageTimer:
     """Wall seconds per stage of one file: ``start(stage)`` ends the running stage and announces ``stage`` to
-    ``on_stage`` (a progress display); a stage started again adds to its time. ``stop()`` ends the last one."""
+    ``on_stage`` (a progress display); a stage started again adds to its time. ``stop()`` ends the last one.
+    ``advance(fraction)`` tells ``on_stage`` how much of the file is done, as ``on_stage(stage, fraction)``."""
 
-    def __init__(self, on_stage: Callable[[Stage], None] = lambda stage: None) -> None:
+    def __init__(self, on_stage: OnStage = lambda stage, fraction=None: None) -> None:
         self.timings: dict[str, float] = {}
         self._on_stage = on_stage
         self._current: Stage | None = None
@@ -36,6 +40,11 @@ class StageTimer:
         self._close()
         self._current = stage
         self._on_stage(stage)
+
+    def advance(self, fraction: float) -> None:
+        """Announce that ``fraction`` (0 to 1) of the file is done, in the running stage."""
+        if self._current is not None:
+            self._on_stage(self._current, fraction)
 
     def stop(self) -> dict[str, float]:
         """End the running stage; returns the timings (stage name -> seconds, rounded to milliseconds)."""

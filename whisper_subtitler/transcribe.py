@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from whisper_subtitler.transcription import Region, TranscribeOptions, detect_language, new_transcript
+from whisper_subtitler.transcription import (
+    Region,
+    TranscribeOptions,
+    check_options,
+    detect_language,
+    new_transcript,
+)
 from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment, Transcript, Word
 
 log = logging.getLogger(__name__)
@@ -41,18 +47,28 @@ def _segment(raw: dict) -> Segment:
 
 
 def _transcribe_clips(whisper, model, audio: Audio, clips, language: str, options: TranscribeOptions) -> dict:
-    """openai-whisper's ``transcribe()`` over ``clips`` ((start, end) seconds) of ``audio``, with word timestamps."""
+    """openai-whisper's ``transcribe()`` over ``clips`` ((start, end) seconds) of ``audio``, with word timestamps and
+    the decoding options of ``options`` under their own names. The initial prompt is carried into every window
+    (``carry_initial_prompt``), as the batched path gives it to every chunk."""
     return whisper.transcribe(
         model,
         audio.samples,
         language=language,
         task=options.task,
         temperature=options.temperatures,
+        compression_ratio_threshold=options.compression_ratio_threshold,
+        logprob_threshold=options.logprob_threshold,
+        no_speech_threshold=options.no_speech_threshold,
         word_timestamps=True,
-        condition_on_previous_text=False,  # conditioning made base loop on real audio
+        condition_on_previous_text=options.condition_on_previous_text,  # off by default: base looped on real audio
+        initial_prompt=options.initial_prompt,
+        carry_initial_prompt=options.initial_prompt is not None,
         clip_timestamps=[t for clip in clips for t in clip],
         fp16=options.fp16,
-        initial_prompt=options.initial_prompt,
+        beam_size=options.beam_size,
+        best_of=options.best_of,
+        patience=options.patience,
+        suppress_tokens=list(options.suppressed()),
         verbose=None,  # None: no printing to stdout and no progress bar
     )
 
@@ -65,7 +81,9 @@ class SequentialDecoding:
     def transcriber(
         self, model: Any, options: TranscribeOptions, selection: Any, model_name: str
     ) -> SequentialTranscriber:
-        """A ``SequentialTranscriber`` for ``model`` (loaded, on its device); ``selection`` is not needed."""
+        """A ``SequentialTranscriber`` for ``model`` (loaded, on its device); ``selection`` is not needed. Raises
+        ``UsageError`` for options the model cannot decode with (``transcription.check_options``)."""
+        check_options(options, model)
         return SequentialTranscriber(model, options, model_name=model_name)
 
 
@@ -85,8 +103,15 @@ class SequentialTranscriber:
         self.options = options
         self.model_name = model_name
 
-    def transcribe(self, audio: Audio, speech: Sequence[Region], language: str | None = None) -> Transcript:
-        """See ``transcription.Transcriber``: word timestamps in seconds from the start of ``audio``."""
+    def transcribe(
+        self,
+        audio: Audio,
+        speech: Sequence[Region],
+        language: str | None = None,
+        progress: Callable[[float], None] | None = None,
+    ) -> Transcript:
+        """See ``transcription.Transcriber``: word timestamps in seconds from the start of ``audio``. openai-whisper's
+        ``transcribe()`` reports no progress of its own: ``progress`` is called once, at the end."""
         import torch
         import whisper
 
@@ -104,6 +129,8 @@ class SequentialTranscriber:
         with torch.random.fork_rng(devices=cuda):
             torch.manual_seed(sampling_seed(options.seed, first_sample, 0.0))
             result = _transcribe_clips(whisper, model, audio, clips, language, options)
+        if progress is not None:
+            progress(1.0)
         segments = tuple(_segment(s) for s in result["segments"] if s.get("words"))
         log.debug("%s: decoded %d segments in %.1f s", audio.source, len(segments), time.perf_counter() - started)
         return new_transcript(audio.source, audio.duration, options, self.model_name, segments, language)
@@ -116,6 +143,5 @@ class SequentialTranscriber:
 
         first = int(onset * SAMPLE_RATE)
         window = audio.samples[first : first + int(LANGUAGE_PROBE_S * SAMPLE_RATE)]
-        fp16 = self.options.fp16 and self.model.device.type != "cpu"
         with torch.no_grad():
-            return detect_language(self.model, encode_windows(self.model, [window], fp16))
+            return detect_language(self.model, encode_windows(self.model, [window]))

@@ -12,7 +12,7 @@ with ``new_transcript``. Nothing here imports torch.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -26,9 +26,19 @@ Region = tuple[float, float]  # (start, end) of a speech region, in seconds
 
 @dataclass(frozen=True)
 class TranscribeOptions:
-    """What to decode: ``language`` (ISO 639-1 code, ``None`` = detect), ``task`` (``transcribe`` or ``translate``
-    to English), ``temperatures`` for openai-whisper's fallback, ``fp16`` for half-precision decoding, ``seed`` for
-    the fallback's sampling (``--seed``: same input and options, same output files)."""
+    """What to decode, with openai-whisper's names and meanings (``whisper.transcribe`` and ``DecodingOptions``).
+
+    ``language``: ISO 639-1 code, ``None`` = detect; ``task``: ``transcribe`` or ``translate`` to English;
+    ``temperatures``: the fallback schedule, tried in order while a decoding fails the thresholds; ``fp16``:
+    half-precision decoding; ``initial_prompt``: text given as the preceding context of every window (names,
+    spellings); ``beam_size``: beams at temperature 0 (``None``: greedy); ``best_of``: candidates sampled at a
+    temperature above 0 (``None``: one); ``patience``: beam search patience (arXiv:2204.05424; needs ``beam_size``);
+    ``suppress_tokens``: comma-separated token ids never sampled, ``-1`` for Whisper's non-speech symbols, empty
+    for none; the three thresholds: a decoding whose gzip compression ratio is above ``compression_ratio_threshold``
+    or whose mean token log-probability is below ``logprob_threshold`` is decoded again at the next temperature,
+    unless its no-speech probability is above ``no_speech_threshold`` (then the window is silence);
+    ``condition_on_previous_text``: the previous window's text as the prompt of the next one (the sequential path
+    only); ``seed``: the fallback's sampling (``--seed``: same input and options, same output files)."""
 
     language: str | None = None
     task: str = "transcribe"
@@ -36,15 +46,49 @@ class TranscribeOptions:
     fp16: bool = False
     initial_prompt: str | None = None
     seed: int = 0
+    beam_size: int | None = None
+    best_of: int | None = None
+    patience: float | None = None
+    suppress_tokens: str = "-1"
+    compression_ratio_threshold: float = 2.4
+    logprob_threshold: float = -1.0
+    no_speech_threshold: float = 0.6
+    condition_on_previous_text: bool = False
+
+    def suppressed(self) -> tuple[int, ...]:
+        """``suppress_tokens`` as integers (``-1`` kept: Whisper expands it); raises ``ValueError`` when it is not a
+        comma-separated list of integers of at least -1."""
+        ids = tuple(int(t) for t in self.suppress_tokens.split(",") if t.strip())
+        if any(i < -1 for i in ids):
+            raise ValueError(f"token ids are -1 or above: {self.suppress_tokens!r}")
+        return ids
+
+
+def check_options(options: TranscribeOptions, model: Any) -> None:
+    """Refuse decoding options that ``model`` (an openai-whisper ``Whisper``) cannot decode with: a suppressed
+    token id outside its vocabulary. Raises ``UsageError`` (exit 2), before the first file."""
+    from whisper_subtitler.errors import UsageError
+
+    outside = [i for i in options.suppressed() if i >= model.dims.n_vocab]
+    if outside:
+        last = model.dims.n_vocab - 1
+        raise UsageError(f"--suppress-tokens {outside[0]} is not a token id of this model (0 to {last})")
 
 
 class Transcriber(Protocol):
     """Turns speech regions of audio into a ``Transcript``; it owns its model, options and the model's device."""
 
-    def transcribe(self, audio: Audio, speech: Sequence[Region], language: str | None = None) -> Transcript:
+    def transcribe(
+        self,
+        audio: Audio,
+        speech: Sequence[Region],
+        language: str | None = None,
+        progress: Callable[[float], None] | None = None,
+    ) -> Transcript:
         """The transcript of ``speech`` (regions in seconds from the start of ``audio``, sorted, disjoint): times in
         seconds from the start of ``audio``, no model call without speech. ``language``: the language already
-        known for this file (an earlier piece), else the options' language, else detected."""
+        known for this file (an earlier piece), else the options' language, else detected. ``progress``, when given,
+        is called with the share of ``speech`` decoded so far (0 to 1) as the work advances."""
         ...
 
 

@@ -47,11 +47,12 @@ def log_mel_windows(pieces: Sequence[np.ndarray], n_mels: int, device=None):
     return torch.stack(mels)
 
 
-def encode_windows(model, pieces: Sequence[np.ndarray], fp16: bool = False):
+def encode_windows(model, pieces: Sequence[np.ndarray]):
     """The encoder output ``(len(pieces), n_audio_ctx, n_audio_state)`` of ``log_mel_windows(pieces)`` on the model's
-    device, the log-mel in half precision when ``fp16`` (the model's weights then are). Call under ``torch.no_grad``."""
+    device, in the dtype of the model's weights (float16, bfloat16 or float32; float32 for an int8 model, whose
+    convolutions are not quantized). Call under ``torch.no_grad``."""
     mel = log_mel_windows(pieces, model.dims.n_mels, device=model.device)
-    return model.encoder(mel.half() if fp16 else mel)
+    return model.encoder(mel.to(model.encoder.conv1.weight.dtype))
 
 
 def quietest_point(source: SampleSource, frame_s: float = QUIET_FRAME_S) -> Quietest:

@@ -7,11 +7,15 @@ first replaced by plain ``nn.Linear`` copies; and the output projection (the tie
 largest tensor each decoding step reads) is a matmul, not a Linear, so it gets a quantized Linear of its own and
 the decoder's projection is replaced by it (``kernels.install_projection``).
 
-The words change (several WER points on tiny and base, docs/performance.md), so the pipeline does not use it;
-``docs/benchmarks.md`` has the current measurement.
+The words change (several WER points on tiny and base, docs/performance.md), so it is opt-in:
+``--compute-type int8`` on the CPU (``platform.prepare_model``); ``docs/benchmarks.md`` has the current measurement.
+PyTorch has deprecated its quantized tensors (torch 2.13 warns; the warning is silenced here): when they go, this
+moves to torchao.
 """
 
 from __future__ import annotations
+
+import warnings
 
 
 def quantize_int8(model, *, output_projection: bool = True):
@@ -30,7 +34,9 @@ def quantize_int8(model, *, output_projection: bool = True):
                 plain = nn.Linear(child.in_features, child.out_features, bias=child.bias is not None)
                 plain.load_state_dict(child.state_dict())
                 setattr(parent, name, plain)
-    torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8, inplace=True)
+    with warnings.catch_warnings():  # torch 2.13: torch.ao.quantization and quantized tensors are deprecated
+        warnings.simplefilter("ignore", (UserWarning, DeprecationWarning))
+        torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8, inplace=True)
 
     if output_projection:
         from whisper_subtitler.decoding.kernels import install_projection
@@ -39,7 +45,9 @@ def quantize_int8(model, *, output_projection: bool = True):
         projection = nn.Linear(weight.shape[1], weight.shape[0], bias=False)
         projection.weight = nn.Parameter(weight.detach().clone(), requires_grad=False)
         holder = nn.Sequential(projection)
-        torch.ao.quantization.quantize_dynamic(holder, {nn.Linear}, dtype=torch.qint8, inplace=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", (UserWarning, DeprecationWarning))
+            torch.ao.quantization.quantize_dynamic(holder, {nn.Linear}, dtype=torch.qint8, inplace=True)
         model.decoder.projection_int8 = holder[0]
         install_projection(model, lambda x: model.decoder.projection_int8(x).float())
     return model

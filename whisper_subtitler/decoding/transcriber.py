@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -36,13 +36,24 @@ from whisper_subtitler.decoding.features import (
 )
 from whisper_subtitler.decoding.quality import Decoded, Thresholds, best_attempt, is_silence, needs_fallback
 from whisper_subtitler.platform.batch_advice import CPU_BATCH  # the batch size after an out-of-memory move to the CPU
-from whisper_subtitler.transcription import Region, TranscribeOptions, detect_language, new_transcript
+from whisper_subtitler.transcription import (
+    Region,
+    TranscribeOptions,
+    check_options,
+    detect_language,
+    new_transcript,
+)
 from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment, Transcript, Word
 
 if TYPE_CHECKING:
     from whisper_subtitler.decoding.alignment import TimedWord
 
 log = logging.getLogger(__name__)
+
+
+def thresholds_of(options: TranscribeOptions) -> Thresholds:
+    """The temperature fallback's thresholds asked for in ``options`` (``--compression-ratio-threshold``, ...)."""
+    return Thresholds(options.compression_ratio_threshold, options.logprob_threshold, options.no_speech_threshold)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +90,7 @@ class ChunkTranscriber:
         options: TranscribeOptions,
         *,
         batch_size: int,
-        thresholds: Thresholds = Thresholds(),
+        thresholds: Thresholds | None = None,
         decoder_kernels: bool | None = None,
         compiled_decoder: bool = False,
         attention: str | None = None,
@@ -90,7 +101,7 @@ class ChunkTranscriber:
         self.offset = offset
         self.sampled = 0
         self.options = options
-        self.thresholds = thresholds
+        self.thresholds = thresholds or thresholds_of(options)
         self.language = options.language
         self.fp16 = bool(options.fp16) and model.device.type != "cpu"
         self.runner = BatchRunner(batch_size, to_cpu=self._to_cpu if cpu_fallback else None, release=self._release)
@@ -134,7 +145,7 @@ class ChunkTranscriber:
             torch.cuda.empty_cache()
 
     def _encode(self, samples: Sequence[np.ndarray]):
-        return encode_windows(self.model, samples, self.fp16)
+        return encode_windows(self.model, samples)
 
     def ensure_language(self, first: Chunk, source: SampleSource) -> str:
         """The language to decode in: the one given, ``en`` for English-only models, else detected once on the
@@ -161,16 +172,29 @@ class ChunkTranscriber:
             )
         return self._tokenizer
 
-    def transcribe(self, chunks: Sequence[Chunk], source: SampleSource) -> list[Segment]:
+    def transcribe(
+        self, chunks: Sequence[Chunk], source: SampleSource, progress: Callable[[float], None] | None = None
+    ) -> list[Segment]:
         """Segments of all ``chunks`` in time order (one segment per speech region of a chunk that holds words).
 
         Chunks are decoded in batches, those with the most speech first. Without a language, it is detected on the
         first chunk of the first batch (the one with the most speech; ``whisper.decoding.detect_language``).
+        ``progress`` is called after each batch with the share of the chunks' audio decoded (0 to 1).
         """
         if self.language is None and not self.model.is_multilingual:
             self.language = "en"
         ordered = decoding_order(chunks)
-        results = self.runner.run(ordered, lambda group: self._decode_group_or_eager(group, source))
+        total, done = sum(c.duration for c in chunks) or 1.0, 0.0
+
+        def decode(group: list[Chunk]) -> list[tuple[Segment, ...]]:
+            nonlocal done
+            out = self._decode_group_or_eager(group, source)
+            done += sum(c.duration for c in group)
+            if progress is not None:
+                progress(min(1.0, done / total))
+            return out
+
+        results = self.runner.run(ordered, decode)
         by_index = {c.index: segments for c, segments in zip(ordered, results)}
         return [s for c in sorted(chunks, key=lambda c: c.index) for s in by_index[c.index]]
 
@@ -209,6 +233,7 @@ class ChunkTranscriber:
             attempts: list[list[Decoded]] = [[] for _ in group]
             pending = list(range(len(group)))
             first_samples = [round((self.offset + c.start) * SAMPLE_RATE) for c in group]
+            suppressed = self.options.suppressed()
             for temperature in self.options.temperatures:
                 rows = features if len(pending) == len(group) else features[pending]
                 decoded = budgeted.decode_features(
@@ -222,6 +247,10 @@ class ChunkTranscriber:
                     prompt=self.options.initial_prompt,
                     compiled=self.compiled_decoder,
                     seeds=[budgeted.sampling_seed(self.options.seed, first_samples[i], temperature) for i in pending],
+                    suppress_tokens=suppressed,
+                    beam_size=self.options.beam_size,
+                    patience=self.options.patience,
+                    best_of=self.options.best_of,
                 )
                 if temperature > 0:
                     self.sampled += len(pending)
@@ -274,7 +303,9 @@ class BatchedDecoding:
     def transcriber(
         self, model: Any, options: TranscribeOptions, selection: Any, model_name: str
     ) -> BatchedTranscriber:
-        """A ``BatchedTranscriber`` for ``model`` (loaded, on ``selection``'s device)."""
+        """A ``BatchedTranscriber`` for ``model`` (loaded, on ``selection``'s device). Raises ``UsageError`` for
+        options the model cannot decode with (``transcription.check_options``)."""
+        check_options(options, model)
         return BatchedTranscriber(
             model, options, model_name=model_name, selection=selection, batch_size=self.batch_size
         )
@@ -299,14 +330,14 @@ class BatchedTranscriber:
         model_name: str = "",
         selection: Any = None,
         batch_size: int | None = None,
-        thresholds: Thresholds = Thresholds(),
+        thresholds: Thresholds | None = None,
     ) -> None:
         self.model = model
         self.options = options
         self.model_name = model_name
         self.selection = selection
         self.batch_size = batch_size
-        self.thresholds = thresholds
+        self.thresholds = thresholds or thresholds_of(options)
         self.on_cpu = False  # moved to the CPU after running out of memory
 
     def settings(self, audio: Audio, speech: Sequence[Region], options: TranscribeOptions) -> DecodingSettings:
@@ -321,7 +352,13 @@ class BatchedTranscriber:
             self.model, audio, speech, options, self.selection, model_name=self.model_name, requested=self.batch_size
         )
 
-    def transcribe(self, audio: Audio, speech: Sequence[Region], language: str | None = None) -> Transcript:
+    def transcribe(
+        self,
+        audio: Audio,
+        speech: Sequence[Region],
+        language: str | None = None,
+        progress: Callable[[float], None] | None = None,
+    ) -> Transcript:
         """See ``transcription.Transcriber``: word timestamps in seconds from the start of ``audio``; audio without
         speech gives a transcript without segments (no model call). Raises ``ValueError`` for regions out of
         order; out-of-memory errors are handled (``backoff.BatchRunner``), other torch errors propagate."""
@@ -342,7 +379,7 @@ class BatchedTranscriber:
             attention=settings.attention,
             offset=audio.offset,
         )
-        segments = transcriber.transcribe(chunks, source)
+        segments = transcriber.transcribe(chunks, source, progress)
         self.on_cpu = self.on_cpu or transcriber.moved_to_cpu
         log.debug(
             "%s: %d chunks, %d segments in %.1f s (batch %d, %d chunk decodings sampled)",

@@ -16,6 +16,7 @@ import os
 import platform as _platform
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from whisper_subtitler.platform.batch_advice import BatchAdvice, batch_table, recommend_batch_size
@@ -47,6 +48,7 @@ __all__ = [
     "prepare_model",
     "recommend_batch_size",
     "select",
+    "set_threads",
     "tune",
     "tuning_key",
 ]
@@ -92,12 +94,22 @@ def detect(free_memory_for: int | None = None) -> Machine:
     return describe(raw)
 
 
+def set_threads(n: int) -> None:
+    """``--threads``: PyTorch's intra-op CPU threads (``torch.set_num_threads``), over level 1's choice and
+    ``$OMP_NUM_THREADS``."""
+    import torch
+
+    log.info("torch.set_num_threads(%d) (--threads; was %d)", n, torch.get_num_threads())
+    torch.set_num_threads(n)
+
+
 def configure(
     gpu_backend: str | None = None,
     optimization_level: int | None = None,
     no_fallback: bool = False,
     env_file: Path | None = None,
     model: str | None = None,
+    compute_type: str = "auto",
     *,
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
@@ -107,7 +119,8 @@ def configure(
     """Read the environment (and ``env_file``, else ``./.env``), detect the machine and select a backend.
 
     ``gpu_backend``/``optimization_level``/``no_fallback`` are the CLI values (``None``/``False`` = not given).
-    ``model`` is the Whisper model name the batch size is advised for (``None`` = the default model).
+    ``model`` is the Whisper model name the batch size is advised for (``None`` = the default model);
+    ``compute_type`` is ``--compute-type`` (``auto``: the dtype table's choice, ``select.choose_dtype``).
     ``environ``, ``cwd`` and ``machine`` exist for tests. Logs every warning on stderr (``log_warnings``;
     ``doctor`` shows them in its report instead).
 
@@ -118,6 +131,7 @@ def configure(
     request = resolve_request(
         env, gpu_backend=gpu_backend, optimization_level=optimization_level, no_fallback=no_fallback
     )
+    request = replace(request, compute_type=compute_type)
     detected = machine is None
     if machine is None:
         enable_mps_fallback()

@@ -39,7 +39,7 @@ CPU_BATCH = 8  # batches above 8 add little on the CPU: decoding is memory-bandw
 GPU_BATCH_CAP = 32  # beyond this one looping window stalls too many rows (whisper.decode runs all rows to the end)
 BATCH_CANDIDATES = (1, 2, 4, 8, 12, 16, 24, 32)
 DEFAULT_MODEL = "base"  # the embedded default model
-DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
+DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "int8": 4}  # int8: float32 activations
 
 
 @dataclass(frozen=True, slots=True)

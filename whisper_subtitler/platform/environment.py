@@ -94,6 +94,7 @@ class Request:
     optimization_level: int = DEFAULT_LEVEL
     no_fallback: bool = False
     warnings: tuple[str, ...] = ()
+    compute_type: str = "auto"  # --compute-type: auto (the table's choice per device), float32, ..., int8
 
 
 def _backend(value: str, name: str) -> BackendName:

@@ -74,7 +74,8 @@ def cast_model(model: Any, dtype: str) -> Any:
 
 
 def prepare_model(model: Any, selection: Selection) -> Any:
-    """Move a ``whisper.model.Whisper`` to ``selection.device`` in ``selection.dtype`` and return it.
+    """Move a ``whisper.model.Whisper`` to ``selection.device`` in ``selection.dtype`` and return it; ``int8``
+    quantizes its linear layers (``decoding.quantize.quantize_int8``).
 
     On MPS the alignment heads stay on the CPU and ``whisper.timing.dtw`` is patched (module docstring).
     Pass ``fp16=(selection.dtype == "float16")`` to ``whisper.DecodingOptions``. Modifies ``model`` in place
@@ -83,7 +84,12 @@ def prepare_model(model: Any, selection: Selection) -> Any:
     if selection.backend == BackendName.MPS:
         keep_alignment_heads_on_cpu(model)
         patch_whisper_dtw()
-    model = cast_model(model, selection.dtype)
+    if selection.dtype == "int8":
+        from whisper_subtitler.decoding.quantize import quantize_int8
+
+        model = quantize_int8(cast_model(model, "float32"))  # on the CPU: the selection refuses int8 elsewhere
+    else:
+        model = cast_model(model, selection.dtype)
     model = model.to(selection.device)
     log.info("model on %s in %s", selection.device, selection.dtype)
     return model

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from whisper_subtitler.errors import BackendUnavailableError
+from whisper_subtitler.errors import BackendUnavailableError, UsageError
 from whisper_subtitler.platform import architectures as arch
 from whisper_subtitler.platform.batch_advice import CPU_BATCH, BatchAdvice, recommend_batch_size
 from whisper_subtitler.platform.environment import Request
@@ -50,6 +50,28 @@ DTYPE_RULES: tuple[DtypeRule, ...] = (
 )
 
 
+COMPUTE_TYPES = ("auto", "float32", "float16", "bfloat16", "int8")  # --compute-type (faster-whisper's name)
+
+
+def forced_dtype(compute_type: str, device: Device) -> tuple[str, str]:
+    """``(dtype, why)`` for ``--compute-type`` other than ``auto`` on ``device``. ``int8`` is PyTorch's dynamic
+    quantization, CPU only (``decoding.quantize``); ``float16`` needs a GPU (openai-whisper computes in float32 on the
+    CPU); ``bfloat16`` a device with bf16 arithmetic (the CPU always has it, emulated where the cores lack it).
+    Raises ``UsageError`` (exit 2) otherwise."""
+    why = f"--compute-type {compute_type}"
+    on_cpu = device.backend == BackendName.CPU
+    if compute_type == "int8" and not on_cpu:
+        raise UsageError(
+            f"--compute-type int8 runs on the CPU only (PyTorch dynamic quantization), not on {device.backend}",
+            "add --gpu-backend cpu, or use float16 on the GPU",
+        )
+    if compute_type == "float16" and on_cpu:
+        raise UsageError("--compute-type float16 needs a GPU; on the CPU use float32 (auto), bfloat16 or int8")
+    if compute_type == "bfloat16" and not on_cpu and arch.BF16 not in device.features:
+        raise UsageError(f"--compute-type bfloat16: {device.name} has no bfloat16 arithmetic", "use float16")
+    return compute_type, why
+
+
 def choose_dtype(device: Device, level: int) -> tuple[str, str]:
     """``(dtype, why)`` from ``DTYPE_RULES`` for ``device`` at optimization ``level``."""
     for rule in DTYPE_RULES:
@@ -64,7 +86,8 @@ class Selection:
     """The platform decision the pipeline runs with.
 
     ``backend``: ``cuda``/``rocm``/``mps``/``cpu``; ``device``: the torch device string (``cuda`` on ROCm too);
-    ``dtype``: ``float16``/``float32``; ``reason``: why this backend (for the log and ``doctor``);
+    ``dtype``: ``float16``/``bfloat16``/``float32``, or ``int8`` (float32 with int8 linear layers, CPU only);
+    ``reason``: why this backend (for the log and ``doctor``);
     ``warnings``: fallback, clamping and conflict notes, already logged; ``batch_size``: the recommended
     batch size for ``model`` (``None`` = the default model), explained in ``batch``; ``requested``: the
     backend asked for (``auto`` or a name) and ``source`` where that came from; ``fell_back``: the request
@@ -105,7 +128,8 @@ def _batch(model: str | None, device: Device, dtype: str, level: int) -> BatchAd
 def select(request: Request, machine: Machine, model: str | None = None) -> Selection:
     """Choose backend, device string, dtype and batch size for ``request`` on ``machine``.
 
-    Raises ``BackendUnavailableError`` when the requested backend does not work and ``request.no_fallback``.
+    Raises ``BackendUnavailableError`` when the requested backend does not work and ``request.no_fallback``, and
+    ``UsageError`` for a ``request.compute_type`` the device cannot compute in (``forced_dtype``).
     """
     warnings = list(request.warnings)
     fell_back = False
@@ -130,7 +154,10 @@ def select(request: Request, machine: Machine, model: str | None = None) -> Sele
             warnings.append(f"{wanted.name} is not available ({wanted.detail}); falling back to the CPU")
     device = chosen.device
     assert device is not None  # available backends always carry their device
-    dtype, dtype_reason = choose_dtype(device, request.optimization_level)
+    if request.compute_type == "auto":
+        dtype, dtype_reason = choose_dtype(device, request.optimization_level)
+    else:
+        dtype, dtype_reason = forced_dtype(request.compute_type, device)
     batch = _batch(model, device, dtype, request.optimization_level)
     return Selection(
         backend=chosen.name,
