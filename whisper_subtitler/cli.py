@@ -25,6 +25,7 @@ from whisper_subtitler.results import FileResult, FileStatus
 from whisper_subtitler.writers import resolve_formats
 
 if TYPE_CHECKING:
+    from whisper_subtitler.executors.ray_executor import RayExecutor
     from whisper_subtitler.runner import BatchSummary
 
 __all__ = ["app", "main", "subtitle_options"]
@@ -120,6 +121,11 @@ def transcribe(
     batch_size: o.BatchSize = None,
     no_batch: o.NoBatch = False,
     seed: o.Seed = 0,
+    executor: o.ExecutorOption = o.ExecutorName.LOCAL,
+    ray_address: o.RayAddress = None,
+    devices: o.Devices = None,
+    cpus_per_worker: o.CpusPerWorker = None,
+    shard: o.Shard = None,
     verbose: o.Verbose = 0,
     quiet: o.Quiet = False,
 ) -> None:
@@ -130,11 +136,12 @@ def transcribe(
     setup_logging(verbose, quiet)
     try:
         pipeline = Pipeline(*args.run_options())
+        spread = args.ray_executor(pipeline)
         sources = args.sources()
         if dry_run:
             print_plan(pipeline, sources, as_json=json_summary)
             return
-        summary = run_pipeline(pipeline, sources, quiet)
+        summary = run_pipeline(pipeline, sources, quiet, spread)
     except SubtitlerError as e:
         raise fail(e) from None
     except KeyboardInterrupt:  # before the batch started (loading models): nothing was written
@@ -143,22 +150,27 @@ def transcribe(
     raise finish(summary, json_summary)
 
 
-def run_pipeline(pipeline: Any, sources: list[Path], quiet: bool) -> BatchSummary:
+def run_pipeline(pipeline: Any, sources: list[Path], quiet: bool, executor: RayExecutor | None = None) -> BatchSummary:
     """Load the models (a bad ``--model`` ends the run here, before any file), then run the batch with progress
-    and one report line per file on stderr."""
+    and one report line per file on stderr. With an ``executor`` (``--executor ray``), its workers load the models
+    and process the files."""
     from whisper_subtitler.runner import BatchProgress, run_batch
 
     try:
-        pipeline.load(sources)
+        if executor is None and sources:
+            pipeline.load(sources)
         return run_batch(
             pipeline.process,
             sources,
             BatchProgress(err, len(sources), enabled=not quiet),
             report=lambda result: report_result(result, quiet),
             prefetch=pipeline.prefetch,
+            executor=executor,
         )
     finally:
         pipeline.close()
+        if executor is not None:
+            executor.close()
 
 
 def finish(summary: BatchSummary, json_summary: bool) -> typer.Exit:
