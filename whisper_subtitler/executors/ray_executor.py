@@ -192,6 +192,7 @@ class RayExecutor:
             if o.devices is not None:
                 settings["num_gpus"] = len(o.devices)
                 os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, o.devices))  # the GPUs the workers may use
+        _ray_messages_to_stderr(keep_raylet=o.log_to_driver)
         sigterm = signal.getsignal(signal.SIGTERM)
         try:
             ray.init(address=o.address, **settings)
@@ -225,6 +226,26 @@ class RayExecutor:
         ray.shutdown()
 
 
+def _ray_messages_to_stderr(keep_raylet: bool) -> None:
+    """Send what Ray's driver prints, its workers' log lines (``-v``) and its own account of a worker's death, to
+    stderr, not stdout, which carries data only; that account is dropped unless ``keep_raylet``: the driver logs
+    its own line. Ray 2.x prints both through ``ray._private.worker.print_to_stdstream``; without it, nothing
+    changes."""
+    from ray._private import worker
+
+    original = getattr(worker, "print_to_stdstream", None)
+    if original is None:
+        return
+    original = getattr(original, "__wrapped__", original)
+
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        if keep_raylet or data.get("pid") != "raylet":
+            original({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.__wrapped__ = original  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr
+
+
 def _failed(source: Path, reason: str) -> FileResult:
     return FileResult(source=source, status=FileStatus.FAILED, error=f"{source}: {reason}", exit_code=ExitCode.FAILED)
 
@@ -235,7 +256,7 @@ def _worker_name(info: WorkerInfo | None) -> str:
 
 def _death_reason(error: SubtitlerError | Exception) -> str:
     """One line from Ray's long account of a worker's death: its exit detail when given, else its first sentence."""
-    text = " ".join(str(error).split())
+    text = " ".join(re.sub(r"The actor \w+ is unavailable: ", "", str(error)).split())
     detail = re.search(r"Worker exit detail: (.+?\.)(?: |$)", text)
     first = detail.group(1) if detail else re.split(r"(?<=\.) ", text, maxsplit=1)[0]
     return f"{type(error).__name__}: {first[:200]}"
