@@ -543,7 +543,8 @@ class TranscribeArgs(SubtitleArgs):
     def ray_executor(self, pipeline: Pipeline) -> RayExecutor | None:
         """``--executor ray``: the executor that runs ``pipeline``'s files on Ray workers; ``None`` for the local
         executor. Raises ``UsageError`` (exit 2) for Ray options without it, ``--devices`` that are not GPU numbers
-        or come with ``--ray-address``, and video copies, which Ray workers do not make."""
+        or come with ``--ray-address``, and video copies, which Ray workers do not make; ``MissingRequirementError``
+        (exit 3) when Ray is not installed."""
         ray_options = {
             "--ray-address": self.ray_address,
             "--devices": self.devices,
@@ -553,9 +554,14 @@ class TranscribeArgs(SubtitleArgs):
             if given := [name for name, value in ray_options.items() if value is not None]:
                 raise UsageError(f"{', '.join(given)} needs --executor ray")
             return None
+        import importlib.util
+
+        from whisper_subtitler.errors import MissingRequirementError
         from whisper_subtitler.executors.ray_executor import DEFAULT_CPUS_PER_WORKER, RayExecutor, RayOptions
         from whisper_subtitler.executors.ray_worker import PlatformArgs
 
+        if importlib.util.find_spec("ray") is None:
+            raise MissingRequirementError("--executor ray needs Ray", hint='pip install "whisper-subtitler[ray]"')
         if self.embed or self.burn_in:
             raise UsageError("--embed and --burn-in are not available with --executor ray yet; run them locally")
         if self.devices is not None and self.ray_address is not None:

@@ -84,6 +84,7 @@ class RayExecutor:
         self.platform_args = platform_args
         self._ray: Any = None
         self._actors: list[Any] = []
+        self._sigterm: Any = None
 
     def __enter__(self) -> RayExecutor:
         return self
@@ -193,15 +194,17 @@ class RayExecutor:
                 settings["num_gpus"] = len(o.devices)
                 os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, o.devices))  # the GPUs the workers may use
         _ray_messages_to_stderr(keep_raylet=o.log_to_driver)
-        sigterm = signal.getsignal(signal.SIGTERM)
+        self._sigterm = signal.getsignal(signal.SIGTERM)
         try:
             ray.init(address=o.address, **settings)
         except (ConnectionError, RuntimeError, ValueError) as error:
             where = f"join the Ray cluster at {o.address}" if o.address else "start a local Ray cluster"
             raise MissingRequirementError(f"cannot {where}: {error}") from None
         finally:
-            if threading.current_thread() is threading.main_thread() and sigterm is not None:
-                signal.signal(signal.SIGTERM, sigterm)  # ray.init replaces it with sys.exit
+            # ray.init sets its own SIGTERM handler: keep the one the run had, or, instead of the default (the
+            # process killed at once, a local cluster's processes left running), exit through the clean-up.
+            default = self._sigterm in (signal.SIG_DFL, None)
+            _set_sigterm(_exit_through_cleanup if default else self._sigterm)
         self._ray = ray
         return ray
 
@@ -224,6 +227,18 @@ class RayExecutor:
             ray.kill(actor, no_restart=True)
         self._actors = []
         ray.shutdown()
+        _set_sigterm(self._sigterm)
+
+
+def _set_sigterm(handler: Any) -> None:
+    if handler is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, handler)
+
+
+def _exit_through_cleanup(signum: int, frame: object) -> None:
+    """SIGTERM during a Ray run: exit with 128 + 15 through the ``finally`` blocks, which stop the workers and a
+    local cluster."""
+    raise SystemExit(128 + signum)
 
 
 def _ray_messages_to_stderr(keep_raylet: bool) -> None:
