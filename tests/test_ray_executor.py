@@ -77,9 +77,11 @@ def ray_address():
     """A local Ray cluster of 2 CPUs for the module (its processes are children of this one); its address."""
     ray = pytest.importorskip("ray")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    sigterm = signal.getsignal(signal.SIGTERM)
     ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR, object_store_memory=100 * 2**20)
     yield ray.get_runtime_context().gcs_address
     ray.shutdown()
+    signal.signal(signal.SIGTERM, sigterm)  # ray.init set its own
 
 
 def _ray_args(address: str, out: Path) -> tuple[str, ...]:
