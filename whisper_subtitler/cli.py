@@ -27,6 +27,7 @@ from whisper_subtitler.results import FileResult, FileStatus
 from whisper_subtitler.writers import resolve_formats
 
 if TYPE_CHECKING:
+    from whisper_subtitler.executors.ray_executor import RayExecutor
     from whisper_subtitler.runner import BatchSummary
 
 __all__ = ["app", "main", "subtitle_options"]
@@ -135,6 +136,11 @@ def transcribe(
     compute_type: o.ComputeTypeOption = o.ComputeType.AUTO,
     threads: o.Threads = None,
     progress: o.Progress = o.ProgressMode.AUTO,
+    executor: o.ExecutorOption = o.ExecutorName.LOCAL,
+    ray_address: o.RayAddress = None,
+    devices: o.Devices = None,
+    cpus_per_worker: o.CpusPerWorker = None,
+    shard: o.Shard = None,
     verbose: o.Verbose = 0,
     quiet: o.Quiet = False,
 ) -> None:
@@ -157,10 +163,11 @@ def transcribe_run(args: o.TranscribeArgs, dry_run: bool, json_summary: bool, qu
         sources = args.sources()
         args.check_outputs(sources)  # two inputs, one output file: a usage error before anything is set up
         pipeline = Pipeline(*args.run_options())
+        spread = args.ray_executor(pipeline)
         if dry_run:
             print_plan(pipeline, sources, as_json=json_summary)
             return typer.Exit(0)
-        summary = run_pipeline(pipeline, sources, quiet, args.progress)
+        summary = run_pipeline(pipeline, sources, quiet, args.progress, spread)
     except SubtitlerError as e:
         return fail(e)
     except KeyboardInterrupt as stop:  # before the batch started (loading models): nothing was written
@@ -175,10 +182,15 @@ def signal_name(interrupt: KeyboardInterrupt) -> str:
 
 
 def run_pipeline(
-    pipeline: Any, sources: list[Path], quiet: bool, progress: o.ProgressMode = o.ProgressMode.AUTO
+    pipeline: Any,
+    sources: list[Path],
+    quiet: bool,
+    progress: o.ProgressMode = o.ProgressMode.AUTO,
+    executor: RayExecutor | None = None,
 ) -> BatchSummary:
     """Load the models (a bad ``--model`` ends the run here, before any file), then run the batch with progress
-    (``--progress``) and one report line per file on stderr."""
+    (``--progress``) and one report line per file on stderr. With an ``executor`` (``--executor ray``), its workers
+    load the models and process the files."""
     from whisper_subtitler.progress import JsonProgress, ProgressDisplay
     from whisper_subtitler.runner import BatchProgress, run_batch
 
@@ -188,16 +200,20 @@ def run_pipeline(
         else BatchProgress(err, len(sources), enabled=not quiet and progress is o.ProgressMode.AUTO)
     )
     try:
-        pipeline.load(sources)
+        if executor is None and sources:
+            pipeline.load(sources)
         return run_batch(
             pipeline.process,
             sources,
             display,
             report=lambda result: report_result(result, quiet),
             prefetch=pipeline.prefetch,
+            executor=executor,
         )
     finally:
         pipeline.close()
+        if executor is not None:
+            executor.close()
 
 
 def finish(summary: BatchSummary, json_summary: bool) -> typer.Exit:

@@ -21,13 +21,21 @@ from whisper_subtitler.types import StrEnum
 if TYPE_CHECKING:
     from whisper_subtitler.cues import CueOptions
     from whisper_subtitler.diarize import DiarizationOptions
-    from whisper_subtitler.pipeline import RunOptions
+    from whisper_subtitler.executors.ray_executor import RayExecutor
+    from whisper_subtitler.pipeline import Pipeline, RunOptions
     from whisper_subtitler.platform import Selection
     from whisper_subtitler.transcription import Decoding, TranscribeOptions
     from whisper_subtitler.writers import WriterOptions
 
 # Typer reads these annotations at run time: Optional[...] keeps them readable by every supported Typer version.
 # ruff: noqa: UP045
+
+
+class ExecutorName(StrEnum):
+    """``--executor``: where a batch's files run."""
+
+    LOCAL = "local"
+    RAY = "ray"
 
 
 class Task(StrEnum):
@@ -452,6 +460,58 @@ EnvFile = Annotated[
     ),
 ]
 
+# Spreading a batch over machines (README, "Many files, many machines")
+ExecutorOption = Annotated[
+    ExecutorName,
+    typer.Option(
+        "--executor",
+        rich_help_panel="Many machines",
+        case_sensitive=False,
+        help="local: the files one after another in this process. ray: spread over Ray workers, one per GPU or per "
+        "--cpus-per-worker cores, each loading the models once; they read the inputs from storage they share with "
+        "this process, which writes every output (extra [ray]).",
+    ),
+]
+RayAddress = Annotated[
+    Optional[str],
+    typer.Option(
+        "--ray-address",
+        rich_help_panel="Many machines",
+        show_default=False,
+        help="With --executor ray: join this Ray cluster (host:port, or auto). Default: start a local one for the run.",
+    ),
+]
+Devices = Annotated[
+    Optional[str],
+    typer.Option(
+        "--devices",
+        rich_help_panel="Many machines",
+        show_default=False,
+        help="With --executor ray and a local cluster: the GPUs of this machine to use, one worker each "
+        "(e.g. 0,1). Default: all of them.",
+    ),
+]
+CpusPerWorker = Annotated[
+    Optional[int],
+    typer.Option(
+        "--cpus-per-worker",
+        min=1,
+        rich_help_panel="Many machines",
+        show_default=False,
+        help="With --executor ray and no GPU: cores per worker, one worker per this many cores. Default: 4.",
+    ),
+]
+Shard = Annotated[
+    Optional[str],
+    typer.Option(
+        "--shard",
+        rich_help_panel="Many machines",
+        show_default=False,
+        help="K/N: only the K-th of N shares of the inputs (sorted by path, then every N-th from the K-th), so that "
+        "N jobs (a Slurm job array, a Kubernetes indexed Job) cover every file once. An empty share exits 0.",
+    ),
+]
+
 
 # doctor
 DoctorJson = Annotated[
@@ -575,6 +635,11 @@ class TranscribeArgs(SubtitleArgs):
     compute_type: ComputeType
     threads: int | None
     progress: ProgressMode
+    executor: ExecutorName
+    ray_address: str | None
+    devices: str | None
+    cpus_per_worker: int | None
+    shard: str | None
 
     def targets(self, source: Path) -> list[Path]:
         """The subtitle files and video copies (``--embed``, ``--burn-in``) ``source`` gets."""
@@ -703,7 +768,55 @@ class TranscribeArgs(SubtitleArgs):
         )
         if not sources:
             raise UsageError("no input files (a folder needs --recursive; check the extension filter)")
+        if self.shard is not None:
+            from whisper_subtitler.inputs import parse_shard, take_shard
+
+            return take_shard(sources, *parse_shard(self.shard))  # may be empty: nothing to do, exit 0
         return sources
+
+    def ray_executor(self, pipeline: Pipeline) -> RayExecutor | None:
+        """``--executor ray``: the executor that runs ``pipeline``'s files on Ray workers; ``None`` for the local
+        executor. Raises ``UsageError`` (exit 2) for Ray options without it, ``--devices`` that are not GPU numbers
+        or come with ``--ray-address``, and video copies, which Ray workers do not make; ``MissingRequirementError``
+        (exit 3) when Ray is not installed."""
+        ray_options = {
+            "--ray-address": self.ray_address,
+            "--devices": self.devices,
+            "--cpus-per-worker": self.cpus_per_worker,
+        }
+        if self.executor is ExecutorName.LOCAL:
+            if given := [name for name, value in ray_options.items() if value is not None]:
+                raise UsageError(f"{', '.join(given)} needs --executor ray")
+            return None
+        import importlib.util
+
+        from whisper_subtitler.errors import MissingRequirementError
+        from whisper_subtitler.executors.ray_executor import DEFAULT_CPUS_PER_WORKER, RayExecutor, RayOptions
+        from whisper_subtitler.executors.ray_worker import PlatformArgs
+
+        if importlib.util.find_spec("ray") is None:
+            raise MissingRequirementError("--executor ray needs Ray", hint='pip install "whisper-subtitler[ray]"')
+        if self.embed or self.burn_in:
+            raise UsageError("--embed and --burn-in are not available with --executor ray yet; run them locally")
+        if self.devices is not None and self.ray_address is not None:
+            raise UsageError("--devices chooses the GPUs of a local Ray cluster; a joined cluster uses its own")
+        options = RayOptions(
+            address=self.ray_address,
+            devices=parse_devices(self.devices) if self.devices is not None else None,
+            cpus_per_worker=self.cpus_per_worker or DEFAULT_CPUS_PER_WORKER,
+            use_gpus=pipeline.selection.requested != BackendName.CPU,
+            log_to_driver=self.verbose > 0,
+        )
+        platform_args = PlatformArgs(self.gpu_backend, self.optimization_level, self.no_fallback, self.env_file)
+        return RayExecutor(pipeline, options, platform_args)
+
+
+def parse_devices(value: str) -> tuple[int, ...]:
+    """``"0,1"`` -> ``(0, 1)``: GPU numbers, each once; raises ``UsageError`` otherwise."""
+    parts = [part.strip() for part in value.split(",")]
+    if not all(part.isdigit() for part in parts) or len(set(parts)) != len(parts):
+        raise UsageError(f"--devices {value!r} is not a list of GPU numbers such as 0,1")
+    return tuple(int(part) for part in parts)
 
 
 def check_audio_options(audio_track: int, audio_language: str | None) -> str | None:

@@ -95,3 +95,21 @@ def expand_inputs(
         else:
             result.append(path)
     return list(dict.fromkeys(result))
+
+
+def parse_shard(spec: str) -> tuple[int, int]:
+    """``"K/N"`` -> ``(K, N)``, the K-th of N shares of the inputs, K counted from 1 (``1/3``, ``2/3``, ``3/3``).
+    Raises ``UsageError`` (exit 2) for anything else."""
+    from whisper_subtitler.errors import UsageError
+
+    k, slash, n = spec.partition("/")
+    if not (slash and k.strip().isdigit() and n.strip().isdigit() and 1 <= int(k) <= int(n)):
+        raise UsageError(f"--shard {spec!r} is not K/N with 1 <= K <= N (for example 2/8)")
+    return int(k), int(n)
+
+
+def take_shard(sources: Sequence[Path], k: int, n: int) -> list[Path]:
+    """The K-th of N shares of ``sources``: sorted by path, then every N-th from the K-th, so that the N shares of one
+    list cover each file exactly once, whichever machine computes them from the same list (a Slurm job array, a
+    Kubernetes indexed Job). A share may be empty when there are fewer files than shares."""
+    return sorted(sources, key=str)[k - 1 :: n]

@@ -124,21 +124,38 @@ def write_subtitles(
     *,
     overwrite: bool = False,
 ) -> tuple[list[Path], list[Path]]:
-    """Render ``transcript``/``cues`` in each ``(format, target)`` and write it atomically.
+    """Render ``transcript``/``cues`` in each ``(format, target)`` and write it atomically (``write_files``).
 
     Returns ``(written, kept)``: a target that exists (or appears meanwhile) is kept untouched unless ``overwrite``.
     Raises ``InputError`` when a target cannot be written (the files written before it stay complete).
     """
+    return write_files(render_subtitles(transcript, cues, targets, writer_options), overwrite=overwrite)
+
+
+def render_subtitles(
+    transcript: Transcript, cues: Sequence[Cue], targets: Sequence[tuple[str, Path]], writer_options: WriterOptions
+) -> list[tuple[Path, bytes]]:
+    """Each ``(format, target)`` as ``(target, the file's bytes)``, nothing written."""
     from whisper_subtitler.writers import encode, render
 
+    return [
+        (target, encode(render(fmt, transcript, cues, writer_options), fmt, writer_options)) for fmt, target in targets
+    ]
+
+
+def write_files(files: Sequence[tuple[Path, bytes]], *, overwrite: bool = False) -> tuple[list[Path], list[Path]]:
+    """Write each ``(target, bytes)`` atomically (``write_atomic``), in order.
+
+    Returns ``(written, kept)``: a target that exists (or appears meanwhile) is kept untouched unless ``overwrite``.
+    Raises ``InputError`` when a target cannot be written (the files written before it stay complete).
+    """
     written: list[Path] = []
     kept: list[Path] = []
-    for fmt, target in targets:
+    for target, data in files:
         if target.exists() and not overwrite:
             log.warning("%s exists, left untouched (use --overwrite to replace it)", target)
             kept.append(target)
             continue
-        data = encode(render(fmt, transcript, cues, writer_options), fmt, writer_options)
         try:
             write_atomic(target, data, overwrite=overwrite)
         except FileExistsError:

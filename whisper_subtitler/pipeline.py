@@ -11,7 +11,7 @@ outputs.write_subtitles  SRT, WebVTT, ... written atomically, never clobbered  (
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +27,7 @@ from whisper_subtitler.prefetch import Prefetcher, Prepared
 from whisper_subtitler.results import FileResult, FileStatus
 from whisper_subtitler.stages import OnStage, Stage, StageTimer
 from whisper_subtitler.transcription import Decoding, Region, TranscribeOptions, new_transcript
-from whisper_subtitler.types import Audio, Segment, Transcript
+from whisper_subtitler.types import Audio, Cue, Segment, Transcript
 from whisper_subtitler.vad import speech_regions
 from whisper_subtitler.video import video_targets, write_video_copies
 from whisper_subtitler.video.run import require_subtitle_filter
@@ -119,6 +119,21 @@ class Pipeline:
         existing = [t for t in targets if t.exists()] if not self.options.overwrite else []
         return existing if targets and len(existing) == len(targets) else []
 
+    def skipped(self, source: Path) -> FileResult | None:
+        """The ``skipped`` result of ``source`` when all its outputs exist and ``--overwrite`` is off, else None."""
+        existing = self._existing_outputs(source)
+        return (
+            FileResult(source=source, status=FileStatus.SKIPPED, skipped_outputs=tuple(existing)) if existing else None
+        )
+
+    def write_subtitles(
+        self, transcript: Transcript, cues: Sequence[Cue], targets: Sequence[tuple[str, Path]]
+    ) -> tuple[list[Path], list[Path]]:
+        """Write the subtitle ``(format, target)`` files (``outputs.write_subtitles``); returns ``(written, kept)``. A
+        Ray worker renders them instead, for its driver to write (``executors.ray_worker``)."""
+        o = self.options
+        return write_subtitles(transcript, cues, targets, o.writer, overwrite=o.overwrite)
+
     def _stream(self, source: Path) -> Generator[Audio, None, None]:
         o = self.options
         return open_stream(source, o.audio_track, o.diarization is not None, o.audio_language)
@@ -128,10 +143,10 @@ class Pipeline:
         as ``on_stage(stage, fraction)`` with the share of the file's audio transcribed (``StageTimer.advance``).
         Raises ``SubtitlerError`` for an expected failure (a bad input, a missing requirement)."""
         prepared = self._prefetcher.take(source)
-        if existing := self._existing_outputs(source):
+        if skipped := self.skipped(source):
             if prepared is not None:
                 prepared.close()
-            return FileResult(source=source, status=FileStatus.SKIPPED, skipped_outputs=tuple(existing))
+            return skipped
         if self.options.burn_in and self._video_targets(source):
             require_subtitle_filter(source)  # fails this file now, not after transcribing it
         timer = StageTimer(on_stage)
@@ -148,9 +163,7 @@ class Pipeline:
         cues = build_cues(transcript, self.options.cues, speech=transcribed.speech)
         timer.start(Stage.WRITE)
         targets = list(zip(self.options.formats, self.outputs_for(source)))
-        written, kept = write_subtitles(
-            transcript, cues, targets, self.options.writer, overwrite=self.options.overwrite
-        )
+        written, kept = self.write_subtitles(transcript, cues, targets)
         if videos := self._video_targets(source):
             timer.start(Stage.VIDEO)
             o = self.options

@@ -9,9 +9,10 @@ same with 143 and 129 (``interrupts``).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -113,16 +114,27 @@ class BatchProgress:
             self._progress.advance(self._batch)
 
 
+class Executor(Protocol):
+    """Runs a batch's files elsewhere than one after another in this process (``executors.ray_executor``)."""
+
+    def results(self, sources: Sequence[Path], progress: ProgressDisplay) -> Iterator[FileResult]:
+        """Each source's result as its file ends, in any order, its outputs written; a ``SubtitlerError`` that
+        ``ends_batch`` propagates."""
+        ...
+
+
 def run_batch(
     process: Callable[..., FileResult],
     sources: Sequence[Path],
     progress: ProgressDisplay,
     report: Callable[[FileResult], None] = lambda r: None,
     prefetch: Callable[[Path], None] | None = None,
+    executor: Executor | None = None,
 ) -> BatchSummary:
     """Run ``process(source, on_stage=...)`` for every source; ``report`` is called with each result as it comes.
     ``prefetch(next source)``, when given, is called once the current file reaches its ``transcribe`` stage, so
-    that the next file's audio is prepared while the model works (``Pipeline.prefetch``).
+    that the next file's audio is prepared while the model works (``Pipeline.prefetch``). ``executor``, when given,
+    runs the files instead (``--executor ray``); the summary keeps the input order.
 
     A ``SubtitlerError`` raised for one file becomes its ``failed`` result, unless its class ``ends_batch``: then
     it propagates, as do bugs. ``KeyboardInterrupt`` (Ctrl-C, or SIGTERM and SIGHUP within
@@ -134,22 +146,41 @@ def run_batch(
     interrupted, signum = False, 2
     with progress:
         try:
-            for i, source in enumerate(sources):
-                progress.start_file(source)
-                following = sources[i + 1] if i + 1 < len(sources) else None
-                try:
-                    result = process(source, on_stage=_on_stage(progress, prefetch, following))
-                except SubtitlerError as error:
-                    if error.ends_batch:
-                        raise
-                    result = FileResult.failed(source, error)
+            ended = (
+                _in_turn(process, sources, progress, prefetch)
+                if executor is None
+                else executor.results(sources, progress)
+            )
+            for result in ended:
                 results.append(result)
                 report(result)
                 progress.end_file(result)
         except KeyboardInterrupt as stop:
             interrupted, signum = True, signal_number(stop)
+    if executor is not None:
+        position = {source: i for i, source in enumerate(sources)}
+        results.sort(key=lambda result: position[result.source])
     wall = time.perf_counter() - started
     return BatchSummary(results=tuple(results), interrupted=interrupted, wall_seconds=wall, signum=signum)
+
+
+def _in_turn(
+    process: Callable[..., FileResult],
+    sources: Sequence[Path],
+    progress: ProgressDisplay,
+    prefetch: Callable[[Path], None] | None,
+) -> Iterator[FileResult]:
+    """The local executor: each source through ``process`` in this process, one after another."""
+    for i, source in enumerate(sources):
+        progress.start_file(source)
+        following = sources[i + 1] if i + 1 < len(sources) else None
+        try:
+            result = process(source, on_stage=_on_stage(progress, prefetch, following))
+        except SubtitlerError as error:
+            if error.ends_batch:
+                raise
+            result = FileResult.failed(source, error)
+        yield result
 
 
 def _on_stage(
