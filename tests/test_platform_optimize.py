@@ -191,3 +191,18 @@ def test_host_allocator_settings_stop_large_buffers_from_faulting_in_again():
     pages = 64 << 20 >> 12
     assert faults["default"] > 10 * pages  # every round faults the buffer in again
     assert faults["tuned"] < 2 * pages  # once
+
+
+def test_word_timing_warm_up_keeps_torch_threads():
+    """numba's first DTW call set torch to every core (2 here) after ``torch.set_num_threads(1)``; after the warm-up,
+    the thread count set before it holds through later word timing. In a fresh process: numba initialises once."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, torch; torch.set_num_threads(1); from whisper_subtitler import platform; "
+        "print(torch.get_num_threads()); platform.warm_up_word_timing(); from whisper.timing import dtw_cpu; "
+        "dtw_cpu(np.random.rand(50, 60)); print(torch.get_num_threads())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["1", "1"]

@@ -67,6 +67,8 @@ class ModelHolder:
             from whisper_subtitler.models import load_whisper
 
             self._whisper = platform.prepare_model(load_whisper(self.resolve(), device="cpu"), self.selection)
+            if self.selection.device == "cpu":  # word timing runs numba's DTW there, which can reset torch's threads
+                platform.warm_up_word_timing()
         return self._whisper
 
     def transcriber(self) -> Transcriber:

@@ -103,6 +103,27 @@ def set_threads(n: int) -> None:
     torch.set_num_threads(n)
 
 
+def warm_up_word_timing() -> None:
+    """Run openai-whisper's word-timing DTW (``whisper.timing.dtw_cpu``, a numba function) once on a tiny matrix and
+    keep PyTorch's CPU thread count as it was.
+
+    The first call of a numba function can set the process's OpenMP thread count to every logical core, PyTorch's
+    included (seen with numba 0.68 and torch 2.13): without this, ``--threads``, ``$OMP_NUM_THREADS`` and the
+    ``cpu_threads`` step would hold only until the first file's word timestamps. Call it once the model is loaded
+    on the CPU; it also moves numba's compilation (about a second) out of the first file."""
+    import numpy as np
+    import torch
+    from whisper.timing import dtw_cpu
+
+    threads = torch.get_num_threads()
+    try:
+        dtw_cpu(np.zeros((4, 4), dtype=np.float32))
+    finally:
+        if torch.get_num_threads() != threads:
+            log.debug("numba changed torch's threads to %d; back to %d", torch.get_num_threads(), threads)
+            torch.set_num_threads(threads)
+
+
 def configure(
     gpu_backend: str | None = None,
     optimization_level: int | None = None,
