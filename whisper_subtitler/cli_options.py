@@ -808,7 +808,14 @@ class TranscribeArgs(SubtitleArgs):
             use_gpus=pipeline.selection.requested != BackendName.CPU,
             log_to_driver=self.verbose > 0,
         )
-        platform_args = PlatformArgs(self.gpu_backend, self.optimization_level, self.no_fallback, self.env_file)
+        platform_args = PlatformArgs(
+            self.gpu_backend,
+            self.optimization_level,
+            self.no_fallback,
+            self.env_file,
+            compute_type=self.compute_type.value,
+            threads=self.threads,
+        )
         return RayExecutor(pipeline, options, platform_args)
 
 

@@ -28,6 +28,8 @@ class PlatformArgs:
     optimization_level: int | None = None
     no_fallback: bool = False
     env_file: Path | None = None
+    compute_type: str = "auto"  # --compute-type
+    threads: int | None = None  # --threads, over the worker's share of cores
 
 
 @dataclass(frozen=True)
@@ -101,9 +103,16 @@ class FileWorker:
         try:
             a = platform_args
             selection = platform.configure(
-                a.gpu_backend, a.optimization_level, a.no_fallback, a.env_file, options.model
+                a.gpu_backend,
+                a.optimization_level,
+                a.no_fallback,
+                a.env_file,
+                options.model,
+                compute_type=a.compute_type,
             )
             platform.apply_optimizations(selection)
+            if a.threads:
+                platform.set_threads(a.threads)
             transcribe = replace(options.transcribe, fp16=selection.dtype == "float16")  # this worker's device
             # The driver decides what to skip and keeps existing files: here every output is rendered.
             self.pipeline = RenderingPipeline(replace(options, transcribe=transcribe, overwrite=True), selection)
