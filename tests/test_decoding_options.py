@@ -7,30 +7,8 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
+from tests.test_batched_options import _Capture  # stands in for Pipeline
 from whisper_subtitler.transcription import TranscribeOptions
-
-
-class _Capture:
-    """Stands in for ``Pipeline``: keeps the options the CLI built, processes nothing."""
-
-    options = None
-
-    def __init__(self, options, selection):
-        type(self).options = options
-
-    def load(self, sources):
-        pass
-
-    def process(self, source, **kwargs):
-        from whisper_subtitler.results import FileResult, FileStatus
-
-        return FileResult(source=source, status=FileStatus.DONE)
-
-    def prefetch(self, source):
-        pass
-
-    def close(self):
-        pass
 
 
 def _invoke(tmp_path, monkeypatch, *args):

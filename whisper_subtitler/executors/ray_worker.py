@@ -93,10 +93,6 @@ class FileWorker:
     def __init__(self, options: RunOptions, platform_args: PlatformArgs, cwd: str) -> None:
         from whisper_subtitler import platform
 
-        if threads := os.environ.get("OMP_NUM_THREADS"):  # Ray sets it to the worker's cores
-            # The first word-timing alignment (whisper.timing, a numba function) would set the process's OpenMP
-            # threads to every core of the machine: two workers on two cores then ran 3 times slower.
-            os.environ.setdefault("NUMBA_NUM_THREADS", threads)
         if os.path.isdir(cwd):
             os.chdir(cwd)
         self.fatal: Fatal | None = None
