@@ -72,3 +72,72 @@ def test_repeated_windows_give_the_same_embeddings_as_one_by_one(model, voices):
     batched = embed(model, a, a, a, b, b, weights=weights)
     one_by_one = np.vstack([embed(model, s, weights=weights[i : i + 1]) for i, s in enumerate([a, a, a, b, b])])
     np.testing.assert_allclose(batched, one_by_one, rtol=1e-4, atol=1e-4)
+
+
+def test_onnx_runtime_frames_equal_torch_frames_on_real_speech(model, tmp_path):
+    """The CPU path of the pooled embeddings (ONNX Runtime, exported once into the cache) gives torch's frame-level
+    features on the real sample, to float rounding; a second model loads the cached export without exporting."""
+    import torch
+
+    from tests import media
+    from whisper_subtitler.audio import stream_audio
+    from whisper_subtitler.diarize import onnx_trunk
+    from whisper_subtitler.diarize.campplus import CAMPPlusEmbedding
+    from whisper_subtitler.diarize.onnx_trunk import FrameNetwork, cpu_session
+
+    samples = next(stream_audio(media.SAMPLE_WAV, piece_seconds=None)).samples
+    batch = torch.from_numpy(samples[: 20 * 16_000].reshape(2, 1, -1).copy())
+    network = FrameNetwork(model.campplus).eval()
+    session = cpu_session(network, model.checkpoint, tmp_path)
+    assert session is not None
+    assert [p.name for p in tmp_path.iterdir()] == [f"campplus-frames-{onnx_trunk.export_key(model.checkpoint)}.onnx"]
+    with torch.inference_mode():
+        expected = model.forward_frames(batch)
+        got = model._frames_on_all_cores(batch, session)
+    assert got.shape == expected.shape == (2, 512, 499)  # 998 fbank frames of 25 ms every 10 ms in 10 s
+    torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+
+    def no_export(network):
+        raise AssertionError("the cached export should have been used")
+
+    other = CAMPPlusEmbedding.from_checkpoint()
+    again = cpu_session(FrameNetwork(other.campplus).eval(), other.checkpoint, tmp_path)
+    assert again is not None  # (export replaced below would have failed the test)
+    onnx_trunk_export = onnx_trunk.export
+    try:
+        onnx_trunk.export = no_export
+        assert cpu_session(FrameNetwork(other.campplus).eval(), other.checkpoint, tmp_path) is not None
+    finally:
+        onnx_trunk.export = onnx_trunk_export
+
+
+def test_onnx_runtime_path_falls_back_to_torch(model, tmp_path, monkeypatch, caplog):
+    """Without the onnx package there is no ONNX session (logged) and ``frames`` runs torch; a damaged cache file
+    is exported again."""
+    import logging
+    import sys
+
+    import torch
+
+    from whisper_subtitler.diarize import onnx_trunk
+    from whisper_subtitler.diarize.onnx_trunk import FrameNetwork, cpu_session
+
+    network = FrameNetwork(model.campplus).eval()
+    target = tmp_path / f"campplus-frames-{onnx_trunk.export_key(model.checkpoint)}.onnx"
+    target.write_bytes(b"not an onnx model")
+    assert cpu_session(network, model.checkpoint, tmp_path) is not None
+    assert target.stat().st_size > 1_000_000  # exported again over the damaged file
+
+    monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx raises ImportError
+    with caplog.at_level(logging.INFO, logger="whisper_subtitler.diarize.onnx_trunk"):
+        assert cpu_session(network, model.checkpoint, tmp_path / "empty") is None
+    assert "stays on torch" in caplog.text and "onnx" in caplog.text
+
+    from whisper_subtitler.diarize.campplus import CAMPPlusEmbedding
+
+    fallback = CAMPPlusEmbedding.from_checkpoint()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert fallback.onnx_frames() is None
+    x = torch.zeros(1, 1, 16_000)
+    with torch.inference_mode():
+        torch.testing.assert_close(fallback.frames(x), fallback.forward_frames(x))

@@ -7,7 +7,10 @@ frames instead of a Python loop per 32 ms frame (silero-vad ``sequence_vad.py``,
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -39,25 +42,56 @@ def _load_model():
     threads = torch.get_num_threads()
     try:
         # ``import silero_vad`` calls torch.set_num_threads(1) for the whole process (docs/performance.md, "Traps").
-        from silero_vad import get_speech_timestamps_sequence, load_silero_vad
+        from silero_vad import get_speech_timestamps_from_probs, load_silero_vad
     finally:
         torch.set_num_threads(threads)
-    return load_silero_vad(sequence=True), get_speech_timestamps_sequence
+    return load_silero_vad(sequence=True), get_speech_timestamps_from_probs
+
+
+KEPT_PROBABILITIES = 4  # audio whose probabilities are kept: the file in hand and the next one being prefetched
+_kept: OrderedDict[bytes, np.ndarray] = OrderedDict()  # content digest -> probabilities, oldest first
+_kept_lock = threading.Lock()
+
+
+def speech_probabilities(samples: np.ndarray) -> np.ndarray:
+    """Silero VAD's speech probability of every 32 ms frame (512 samples) of 16 kHz mono float32 ``samples``
+    ``(n,)``: ``(ceil(n / 512),)`` floats in [0, 1].
+
+    The last :data:`KEPT_PROBABILITIES` results are kept, keyed by a digest of the samples (a few hundred KB per
+    hour of audio): the transcription's VAD and the diarization's tighter one (``diarize.embedded.trim_to_speech``)
+    read the same audio with different settings, and the network runs once (about 1 s per 10 minutes of audio
+    on 2 CPU cores), also when the next file's first piece is prefetched in between (:mod:`.prefetch`).
+    """
+    samples = np.ascontiguousarray(samples, dtype=np.float32)
+    digest = hashlib.blake2b(samples.data, digest_size=16).digest()
+    with _kept_lock:
+        if digest in _kept:
+            _kept.move_to_end(digest)
+            return _kept[digest]
+    model, _ = _load_model()
+    probabilities = model.audio_forward(samples, sampling_rate=SAMPLE_RATE)
+    probabilities.setflags(write=False)
+    with _kept_lock:
+        _kept[digest] = probabilities
+        while len(_kept) > KEPT_PROBABILITIES:
+            _kept.popitem(last=False)
+    return probabilities
 
 
 def speech_regions(samples: np.ndarray, options: VadOptions = VadOptions()) -> tuple[tuple[float, float], ...]:
-    """Speech regions of 16 kHz mono ``samples`` (shape ``(n,)``), as ``(start, end)`` seconds, sorted, disjoint."""
+    """Speech regions of 16 kHz mono ``samples`` (shape ``(n,)``), as ``(start, end)`` seconds, sorted, disjoint:
+    silero-vad's ``get_speech_timestamps`` rules applied to :func:`speech_probabilities` with ``options``."""
     if len(samples) < SAMPLE_RATE // 10:  # under 0.1 s: nothing a person could say
         return ()
-    model, get_speech_timestamps_sequence = _load_model()
-    stamps = get_speech_timestamps_sequence(
-        np.ascontiguousarray(samples, dtype=np.float32),
-        model,
-        threshold=options.threshold,
+    _, get_speech_timestamps_from_probs = _load_model()
+    stamps = get_speech_timestamps_from_probs(
+        speech_probabilities(samples),
         sampling_rate=SAMPLE_RATE,
+        threshold=options.threshold,
         min_speech_duration_ms=options.min_speech_duration_ms,
         min_silence_duration_ms=options.min_silence_duration_ms,
         speech_pad_ms=options.speech_pad_ms,
+        audio_length_samples=len(samples),
     )
     return tuple((s["start"] / SAMPLE_RATE, s["end"] / SAMPLE_RATE) for s in stamps)
 

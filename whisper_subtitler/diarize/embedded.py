@@ -166,6 +166,12 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
             return output
         return trim_to_speech(output, file)
 
+    def prepare_cpu(self) -> None:
+        """Prepare CAM++'s ONNX Runtime path (:mod:`.onnx_trunk`) now, as part of loading, instead of in the first
+        file's diarization: the export runs once per machine (about 2 s), a cached one loads in a fraction."""
+        if self.fast:
+            self._embedding.model_.onnx_frames()
+
     def get_segmentations(self, file, hook=None):
         """pyannote's segmentation step; with ``fast=False`` on the CPU, on one thread, as this pipeline ran before
         :mod:`.segmentation` (a BiLSTM split over threads collapses when other processes share the cores)."""

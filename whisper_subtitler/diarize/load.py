@@ -194,6 +194,8 @@ def load_diarizer(options: DiarizationOptions, device: str = "cpu") -> Diarizer:
     if pipeline is None:  # pyannote returns None for some failed loads
         raise MissingRequirementError(f"cannot load diarization pipeline {source}", hint=TOKEN_HINT)
     pipeline.to(torch.device(device))
+    if torch.device(device).type == "cpu" and hasattr(pipeline, "prepare_cpu"):
+        pipeline.prepare_cpu()
     logger.info("loaded diarization pipeline (%s) on %s in %.1f s", name, device, time.perf_counter() - started)
     return Diarizer(pipeline, options, name, device)
 
