@@ -3,6 +3,8 @@
 
     .venv/bin/python scripts/eval_diarization.py                         # the default and the stock pipeline
     .venv/bin/python scripts/eval_diarization.py --steps 0.1,0.2,0.3    # the window step, pooled embeddings
+    .venv/bin/python scripts/eval_diarization.py --no-stock --no-reassign  # with and without the re-assignment
+    .venv/bin/python scripts/eval_diarization.py --reassign-grid         # the re-assignment's constants, a grid
 
 Sets: pyannote's real ``sample.wav`` against its ``sample.rttm``; the tuning set of
 ``scripts/tune_diarization.py`` (generated espeak-ng conversations of one, two and three voices); the real
@@ -11,7 +13,10 @@ conversation re-arranged from the sample's utterances with quick turn-taking, fi
 DER is pyannote.metrics' diarization error rate, no collar, overlapped speech scored, accumulated over the files
 of a set. ``default`` is the pipeline as ``transcribe --diarize`` runs it (with the VAD's speech regions);
 ``stock`` is pyannote's own ``SpeakerDiarization`` with the same two models and settings, embedding every window
-on its own and segmenting every window (the pipeline before this change). Prints JSON on stdout; progress on stderr.
+on its own and segmenting every window (the pipeline before this change); ``no reassign`` is ``default`` without the
+re-assignment of short speech regions (``whisper_subtitler/diarize/reassign.py``). ``--reassign-grid`` diarizes each
+file once without it, then re-assigns with each setting of a grid over its constants and scores every setting (the
+plateau in docs/diarization.md). Prints JSON on stdout; progress on stderr.
 """
 
 from __future__ import annotations
@@ -84,11 +89,79 @@ def evaluate(pipeline, sets, vad: bool = True) -> dict:
     return result
 
 
+def reassign_grid(sets) -> dict:
+    """DER per set and regions changed for each setting of a grid over :mod:`whisper_subtitler.diarize.reassign`'s
+    constants (one varied at a time around the defaults, plus margin x max_region), from one diarization per file."""
+    from dataclasses import replace
+
+    import torch
+    from pyannote.core import Segment
+    from pyannote.database.util import load_rttm
+    from pyannote.metrics.diarization import DiarizationErrorRate
+
+    from tests.media_speech import read_wav
+    from whisper_subtitler.diarize import pyannote_compat
+    from whisper_subtitler.diarize.embedded import OfflineSpeakerDiarization, tight_speech
+    from whisper_subtitler.diarize.reassign import Settings, reassign_short_regions
+    from whisper_subtitler.vad import speech_regions
+
+    pipeline = OfflineSpeakerDiarization(reassign=False)
+    model = pipeline._embedding.model_
+    diarized = {}
+    for name, files in sets.items():
+        for wav, rttm in files:
+            samples = read_wav(wav)
+            file = {"waveform": torch.from_numpy(samples).unsqueeze(0), "sample_rate": 16_000, "uri": wav.stem}
+            file["speech"] = speech_regions(samples)
+            with pyannote_compat.stdout_to_log(), pyannote_compat.quiet_pyannote_warnings():
+                output = pipeline(file)
+            reference = load_rttm(str(rttm))[wav.stem]
+            diarized[wav] = (file, output, tight_speech(file), reference, len(samples) / 16_000)
+        log.info("  %s: diarized", name)
+    base = Settings()
+    grid = [("none", None), ("default", base)]
+    grid += [
+        (f"max_region {v} margin {m}", replace(base, max_region=v, margin=m))
+        for v in (1.0, 1.25, 1.5, 1.75, 2.0, 2.5)
+        for m in (0.0, 0.025, 0.05, 0.075, 0.1, 0.15)
+    ]
+    grid += [
+        (f"max_turns {k} max_turn_seconds {t}", replace(base, max_turns=k, max_turn_seconds=t))
+        for k in (2, 4, 8)
+        for t in (2.0, 3.0, 4.0, 6.0)
+    ]
+    results = {}
+    for label, settings in grid:
+        row = {}
+        for name, files in sets.items():
+            metric = DiarizationErrorRate(collar=0.0, skip_overlap=False)
+            changed = 0
+            for wav, _ in files:
+                file, output, speech, reference, duration = diarized[wav]
+                hypothesis = output.speaker_diarization
+                if settings is not None:
+                    new = reassign_short_regions(output, file["waveform"], 16_000, speech, model, settings)
+                    changed += sum(
+                        1
+                        for start, end in speech
+                        if new.speaker_diarization.crop(Segment(start, end)) != hypothesis.crop(Segment(start, end))
+                    )
+                    hypothesis = new.speaker_diarization
+                extent = reference.get_timeline().extent() | hypothesis.get_timeline().extent()
+                metric(reference, hypothesis, uem=Segment(0.0, max(extent.end, duration)))
+            row[name] = {"der": round(abs(metric), 4), "regions_changed": changed}
+        results[label] = row
+        log.info("%s: %s", label, {n: f"{100 * r['der']:.2f} % ({r['regions_changed']})" for n, r in row.items()})
+    return results
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", default="", help="window steps (fraction of the window) to try, pooled")
     parser.add_argument("--blocks", default="", help="block lengths (in windows) to try for pooled embeddings")
     parser.add_argument("--no-stock", action="store_true", help="leave out pyannote's stock embedding")
+    parser.add_argument("--no-reassign", action="store_true", help="add the default without the re-assignment")
+    parser.add_argument("--reassign-grid", action="store_true", help="only the grid over the re-assignment's constants")
     parser.add_argument("--work-dir", type=Path, help="where to write the generated audio (default: a temp dir)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
@@ -96,6 +169,8 @@ def main() -> int:
     from whisper_subtitler.diarize.embedded import SEGMENTATION_STEP, OfflineSpeakerDiarization
 
     configs = [("default", {})]
+    if args.no_reassign:
+        configs.append(("no reassign", {"reassign": False}))
     if not args.no_stock:
         configs.append(("stock", {"fast": False}))
     configs += [(f"step {s}", {"segmentation_step": float(s)}) for s in args.steps.split(",") if s]
@@ -104,6 +179,10 @@ def main() -> int:
         work_dir = args.work_dir or Path(tmp)
         work_dir.mkdir(parents=True, exist_ok=True)
         sets = load_sets(work_dir)
+        if args.reassign_grid:
+            json.dump({"reassign_grid": reassign_grid(sets)}, sys.stdout, indent=2)
+            print()
+            return 0
         results = {}
         for name, kwargs in configs:
             log.info("%s %s", name, kwargs)

@@ -1,8 +1,9 @@
 """The fast diarization stage (segmentation skipping silence on every core, embeddings pooled from one CAM++ pass)
 against pyannote's own pipeline with the same models, on real speech.
 
-- the same speakers as the reference on pyannote's real sample (DER between the two outputs <= 2 %), and DER
-  against the sample's reference no worse than 6 %;
+- the same speakers as the reference on pyannote's real sample (DER between the two outputs <= 2 %, without the
+  re-assignment of short regions, which is meant to differ), and DER against the sample's reference no worse than
+  6 % (with it too);
 - the VAD's speech regions change nothing on speech, and windows far from them are not run;
 - pooled embeddings are close to per-window embeddings, and identical where a window is a whole block;
 - a mostly silent file costs what its speech costs (segmentation calls counted).
@@ -62,12 +63,18 @@ def test_fast_stage_finds_the_speakers_of_the_reference_pipeline(pipelines, samp
     from whisper_subtitler.vad import speech_regions
 
     fast, stock = pipelines
-    ours = diarize(fast, sample, speech=speech_regions(sample))
+    fast.reassign = False  # the speed changes alone: the re-assignment (test_diarize_reassign.py) moves labels
+    try:
+        ours = diarize(fast, sample, speech=speech_regions(sample))
+    finally:
+        fast.reassign = True
     reference = diarize(stock, sample)
     between = DiarizationErrorRate(collar=0.0, skip_overlap=False)(annotation(reference), annotation(ours))
     assert between <= MAX_DER_BETWEEN, between
     assert len({t.speaker for t in ours}) == len({t.speaker for t in reference}) == 2
     assert der(media.SAMPLE_RTTM, ours, "sample")["diarization error rate"] <= MAX_SAMPLE_DER
+    with_reassign = diarize(fast, sample, speech=speech_regions(sample))
+    assert der(media.SAMPLE_RTTM, with_reassign, "sample")["diarization error rate"] <= MAX_SAMPLE_DER
 
 
 def test_speech_regions_change_no_window_on_speech(pipelines, sample):

@@ -82,23 +82,33 @@ def at_most(filter_embeddings, limit: int = MAX_CLUSTERED):
     return filtered
 
 
-def trim_to_speech(output, file: dict):
-    """``output`` (pyannote ``DiarizeOutput`` or ``Annotation``) with every turn cut to the speech regions that
-    silero-vad finds in ``file["waveform"]`` ``(1, n_samples)`` at 16 kHz with :data:`TRIM_VAD`."""
-    from pyannote.core import Segment, Timeline
-
+def tight_speech(file: dict) -> tuple[tuple[float, float], ...] | None:
+    """The speech regions ``(start, end)`` in seconds that silero-vad finds with :data:`TRIM_VAD` in
+    ``file["waveform"]`` ``(1, n_samples)``; None when the file dict has no waveform at 16 kHz."""
     from whisper_subtitler.vad import speech_regions
 
-    samples = file["waveform"][0].numpy() if "waveform" in file else None
-    if samples is None or file.get("sample_rate") != 16_000:
+    if "waveform" not in file or file.get("sample_rate") != 16_000:
+        return None
+    return speech_regions(file["waveform"][0].numpy(), TRIM_VAD)
+
+
+def trim_to_speech(output, file: dict, speech: tuple[tuple[float, float], ...] | None = None):
+    """``output`` (pyannote ``DiarizeOutput`` or ``Annotation``) with every turn cut to the speech regions that
+    silero-vad finds in ``file["waveform"]`` ``(1, n_samples)`` at 16 kHz with :data:`TRIM_VAD` (``speech``, when
+    already computed by :func:`tight_speech`)."""
+    from pyannote.core import Segment, Timeline
+
+    if speech is None:
+        speech = tight_speech(file)
+    if speech is None:
         return output
-    speech = Timeline([Segment(start, end) for start, end in speech_regions(samples, TRIM_VAD)]).support()
+    regions = Timeline([Segment(start, end) for start, end in speech]).support()
     if isinstance(output, Annotation):
-        return output.crop(speech, mode="intersection")
+        return output.crop(regions, mode="intersection")
     return replace(
         output,
-        speaker_diarization=output.speaker_diarization.crop(speech, mode="intersection"),
-        exclusive_speaker_diarization=output.exclusive_speaker_diarization.crop(speech, mode="intersection"),
+        speaker_diarization=output.speaker_diarization.crop(regions, mode="intersection"),
+        exclusive_speaker_diarization=output.exclusive_speaker_diarization.crop(regions, mode="intersection"),
     )
 
 
@@ -109,11 +119,11 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
     ``threshold`` is the clustering threshold, ``segmentation_step`` the hop between 10 s windows as a fraction
     of the window; ``fast`` (default) segments only windows near speech when the file dict carries the VAD's
     ``speech`` regions, on every CPU core (:mod:`.segmentation`), and pools speaker embeddings from one pass of
-    CAM++ over blocks of ``block_windows`` windows (:mod:`.pooled`); ``fast=False`` is the pipeline as it ran before
-    those changes: pyannote's own
-    ``SpeakerDiarization`` with these models (the reference the tests and ``make bench`` compare with);
-    ``token`` and ``cache_dir`` are accepted (pyannote's ``Pipeline.from_pretrained`` passes them) and unused.
-    Raises MissingRequirementError when a checkpoint is missing.
+    CAM++ over blocks of ``block_windows`` windows (:mod:`.pooled`), and with ``reassign`` (default) gives short
+    speech regions to the speaker their own CAM++ embedding is nearest (:mod:`.reassign`); ``fast=False`` is the
+    pipeline as it ran before those changes: pyannote's own ``SpeakerDiarization`` with these models (the reference
+    the tests and ``make bench`` compare with); ``token`` and ``cache_dir`` are accepted (pyannote's
+    ``Pipeline.from_pretrained`` passes them) and unused. Raises MissingRequirementError when a checkpoint is missing.
     """
 
     def __init__(
@@ -126,6 +136,7 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
         embedding_batch_size: int = BATCH_SIZE,
         fast: bool = True,
         block_windows: float = BLOCK_WINDOWS,
+        reassign: bool = True,
         token: str | None = None,  # noqa: ARG002 - part of pyannote's pipeline constructor protocol
         cache_dir: str | Path | None = None,  # noqa: ARG002
     ) -> None:
@@ -153,18 +164,29 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
             )
         self._threshold = threshold
         self.block_windows = block_windows
+        self.reassign = reassign
         self.instantiate(self.default_parameters())
 
     def apply(self, file, num_speakers=None, min_speakers=None, max_speakers=None, hook=None, **kwargs):
         """pyannote's ``SpeakerDiarization.apply``; when the file dict carries the VAD's ``speech`` regions
         (``fast`` only), the speaker turns are then cut to where silero-vad hears speech with tight edges
-        (:data:`TRIM_VAD`): the segmentation model's frames blur a turn's edges into the pauses around it."""
+        (:data:`TRIM_VAD`): the segmentation model's frames blur a turn's edges into the pauses around it. With
+        ``reassign``, the short regions among those are then given to the speaker that a CAM++ embedding of
+        their own audio is clearly nearest (:func:`.reassign.reassign_short_regions`)."""
         output = super().apply(
             file, num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers, hook=hook, **kwargs
         )
         if not self.fast or not isinstance(file, dict) or file.get("speech") is None:
             return output
-        return trim_to_speech(output, file)
+        speech = tight_speech(file)
+        if speech is None:
+            return output
+        output = trim_to_speech(output, file, speech)
+        if not self.reassign or isinstance(output, Annotation):  # an Annotation: pyannote's legacy output
+            return output
+        from whisper_subtitler.diarize.reassign import reassign_short_regions
+
+        return reassign_short_regions(output, file["waveform"], file["sample_rate"], speech, self._embedding.model_)
 
     def prepare_cpu(self) -> None:
         """Prepare CAM++'s ONNX Runtime path (:mod:`.onnx_trunk`) now, as part of loading, instead of in the first
