@@ -4,14 +4,16 @@
     .venv/bin/python scripts/eval_diarization.py                         # the default and the stock pipeline
     .venv/bin/python scripts/eval_diarization.py --steps 0.1,0.2,0.3    # the window step, pooled embeddings
     .venv/bin/python scripts/eval_diarization.py --no-stock --no-reassign  # with and without the re-assignment
-    .venv/bin/python scripts/eval_diarization.py --reassign-grid         # the re-assignment's constants, a grid
+    .venv/bin/python scripts/eval_diarization.py --reassign-grid --held-out  # the re-assignment's constants, a grid
 
 Sets: pyannote's real ``sample.wav`` against its ``sample.rttm``; the tuning set of
 ``scripts/tune_diarization.py`` (generated espeak-ng conversations of one, two and three voices); the real
 conversation re-arranged from the sample's utterances with quick turn-taking, five orders
 (``tests/media_conversation.py``, seeds 0-4; reference from the STM times).
 DER is pyannote.metrics' diarization error rate, no collar, overlapped speech scored, accumulated over the files
-of a set. ``default`` is the pipeline as ``transcribe --diarize`` runs it (with the VAD's speech regions);
+of a set. ``--held-out`` adds two sets: twenty more orders of the re-arranged conversation (seeds 5-24), and
+generated conversations where short replies ("Yes.", "Really?") come between longer turns (:func:`replies_set`).
+``default`` is the pipeline as ``transcribe --diarize`` runs it (with the VAD's speech regions);
 ``stock`` is pyannote's own ``SpeakerDiarization`` with the same two models and settings, embedding every window
 on its own and segmenting every window (the pipeline before this change); ``no reassign`` is ``default`` without the
 re-assignment of short speech regions (``whisper_subtitler/diarize/reassign.py``). ``--reassign-grid`` diarizes each
@@ -35,10 +37,51 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 log = logging.getLogger("eval_diarization")
 SEEDS = (0, 1, 2, 3, 4)  # the re-arranged conversations (tests/media_conversation.py), as in speaker_attribution.py
+HELD_OUT_SEEDS = tuple(range(5, 25))  # --held-out: twenty more orders of the same utterances
+REPLIES = (  # --held-out: the short answers of the "replies" set, one to three words
+    "Yes.", "Okay.", "Really?", "Right.", "Hello?", "Sure.", "I see.", "No.", "Thanks.", "Why?", "Oh, good.",
+    "Not really.", "Of course.", "Maybe.",
+)  # fmt: skip
 
 
-def load_sets(work_dir: Path) -> dict[str, list[tuple[Path, Path]]]:
-    """(wav, rttm) pairs of each set, generated into ``work_dir``."""
+def replies_set(work_dir: Path, seed: int = 11, turns: int = 16) -> list[tuple[Path, Path]]:
+    """Generated conversations where short replies come between longer turns, quick turn-taking (0.2-0.8 s
+    pauses): two voices in four pairs, and three voices. Every other turn is, seven times in ten, a reply of
+    :data:`REPLIES`; the others are one or two sentences of the tuning set's. (wav, rttm) pairs."""
+    import random
+
+    from tune_diarization import SENTENCES
+
+    from tests.media_speech import VOICE_A, VOICE_B, VOICE_C, VOICE_D, conversation
+
+    setups = (
+        ("replies_ab", (VOICE_A, VOICE_B)),
+        ("replies_cd", (VOICE_C, VOICE_D)),
+        ("replies_ac", (VOICE_A, VOICE_C)),
+        ("replies_bd", (VOICE_B, VOICE_D)),
+        ("replies_bcd", (VOICE_B, VOICE_C, VOICE_D)),
+    )
+    rng = random.Random(seed)
+    files = []
+    for name, voices in setups:
+        script, previous = [], None
+        for k in range(turns):
+            voice = rng.choice([v for v in voices if v is not previous])
+            if k % 2 == 1 and rng.random() < 0.7:
+                text = rng.choice(REPLIES)
+            else:
+                text = " ".join(rng.sample(SENTENCES, rng.choice((1, 2))))
+            script.append((voice, text))
+            previous = voice
+        gaps = tuple(rng.uniform(0.2, 0.8) for _ in range(7))
+        made = conversation(script, work_dir / f"{name}.wav", gaps=gaps)
+        files.append((made.wav, made.rttm))
+    return files
+
+
+def load_sets(work_dir: Path, held_out: bool = False) -> dict[str, list[tuple[Path, Path]]]:
+    """(wav, rttm) pairs of each set, generated into ``work_dir``; with ``held_out``, two more sets that no
+    constant was chosen on first: twenty more orders of the re-arranged conversation, and :func:`replies_set`."""
     from tune_diarization import build_set
 
     from tests import media
@@ -46,11 +89,16 @@ def load_sets(work_dir: Path) -> dict[str, list[tuple[Path, Path]]]:
 
     tuning = [(c.wav, c.rttm) for c in build_set(work_dir)]
     rearranged = [rearranged_conversation(work_dir / f"conversation{seed}.wav", seed) for seed in SEEDS]
-    return {
+    sets = {
         "sample": [(media.SAMPLE_WAV, media.SAMPLE_RTTM)],
         "tuning": tuning,
         "rearranged": [(c.wav, c.rttm) for c in rearranged],
     }
+    if held_out:
+        more = [rearranged_conversation(work_dir / f"conversation{seed}.wav", seed) for seed in HELD_OUT_SEEDS]
+        sets["rearranged 5-24"] = [(c.wav, c.rttm) for c in more]
+        sets["replies"] = replies_set(work_dir)
+    return sets
 
 
 def evaluate(pipeline, sets, vad: bool = True) -> dict:
@@ -90,8 +138,12 @@ def evaluate(pipeline, sets, vad: bool = True) -> dict:
 
 
 def reassign_grid(sets) -> dict:
-    """DER per set and regions changed for each setting of a grid over :mod:`whisper_subtitler.diarize.reassign`'s
-    constants (one varied at a time around the defaults, plus margin x max_region), from one diarization per file."""
+    """DER per set, regions changed and regions changed for the worse, for each setting of a grid over
+    :mod:`whisper_subtitler.diarize.reassign`'s constants (margin x max_region, then max_turns x max_turn_seconds
+    at the default margin and max_region), from one diarization per file without the step.
+
+    A change is for the worse when the region's new speaker is not, under the optimal mapping of the file's speakers
+    to the reference's (pyannote.metrics), the reference speaker who speaks longest in the region."""
     from dataclasses import replace
 
     import torch
@@ -127,7 +179,7 @@ def reassign_grid(sets) -> dict:
     ]
     grid += [
         (f"max_turns {k} max_turn_seconds {t}", replace(base, max_turns=k, max_turn_seconds=t))
-        for k in (2, 4, 8)
+        for k in (2, 3, 4, 6, 8)
         for t in (2.0, 3.0, 4.0, 6.0)
     ]
     results = {}
@@ -135,23 +187,33 @@ def reassign_grid(sets) -> dict:
         row = {}
         for name, files in sets.items():
             metric = DiarizationErrorRate(collar=0.0, skip_overlap=False)
-            changed = 0
+            changed = worse = 0
             for wav, _ in files:
                 file, output, speech, reference, duration = diarized[wav]
                 hypothesis = output.speaker_diarization
                 if settings is not None:
                     new = reassign_short_regions(output, file["waveform"], 16_000, speech, model, settings)
-                    changed += sum(
-                        1
-                        for start, end in speech
-                        if new.speaker_diarization.crop(Segment(start, end)) != hypothesis.crop(Segment(start, end))
-                    )
+                    mapping = metric.optimal_mapping(reference, hypothesis)
+                    for start, end in speech:
+                        region = Segment(start, end)
+                        after = new.speaker_diarization.crop(region)
+                        if after == hypothesis.crop(region):
+                            continue
+                        changed += 1
+                        truth = reference.crop(region)
+                        spoken = {label: truth.label_duration(label) for label in truth.labels()}
+                        (speaker,) = after.labels()
+                        worse += bool(spoken) and mapping.get(speaker, speaker) != max(spoken, key=spoken.get)
                     hypothesis = new.speaker_diarization
                 extent = reference.get_timeline().extent() | hypothesis.get_timeline().extent()
                 metric(reference, hypothesis, uem=Segment(0.0, max(extent.end, duration)))
-            row[name] = {"der": round(abs(metric), 4), "regions_changed": changed}
+            row[name] = {"der": round(abs(metric), 4), "regions_changed": changed, "for_the_worse": worse}
         results[label] = row
-        log.info("%s: %s", label, {n: f"{100 * r['der']:.2f} % ({r['regions_changed']})" for n, r in row.items()})
+        log.info(
+            "%s: %s",
+            label,
+            {n: f"{100 * r['der']:.2f} % ({r['regions_changed']}, {r['for_the_worse']} worse)" for n, r in row.items()},
+        )
     return results
 
 
@@ -162,6 +224,7 @@ def main() -> int:
     parser.add_argument("--no-stock", action="store_true", help="leave out pyannote's stock embedding")
     parser.add_argument("--no-reassign", action="store_true", help="add the default without the re-assignment")
     parser.add_argument("--reassign-grid", action="store_true", help="only the grid over the re-assignment's constants")
+    parser.add_argument("--held-out", action="store_true", help="add the held-out sets (more orders, short replies)")
     parser.add_argument("--work-dir", type=Path, help="where to write the generated audio (default: a temp dir)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
@@ -178,7 +241,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         work_dir = args.work_dir or Path(tmp)
         work_dir.mkdir(parents=True, exist_ok=True)
-        sets = load_sets(work_dir)
+        sets = load_sets(work_dir, held_out=args.held_out)
         if args.reassign_grid:
             json.dump({"reassign_grid": reassign_grid(sets)}, sys.stdout, indent=2)
             print()
