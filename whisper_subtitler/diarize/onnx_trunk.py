@@ -76,11 +76,6 @@ class OnnxFrameNetwork:
         return torch.from_numpy(self.session.run(["frames"], inputs)[0])
 
 
-def cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/whisper-subtitler/models`` (``~/.cache`` when unset), shared with converted models."""
-    return Path(os.getenv("XDG_CACHE_HOME", Path.home() / ".cache")) / "whisper-subtitler" / "models"
-
-
 def export_key(checkpoint: Path) -> str:
     """16 hex digits naming the export of ``checkpoint``: its bytes, torch's version and :data:`EXPORT_FORMAT`."""
     digest = hashlib.sha256()
@@ -121,12 +116,15 @@ def cpu_session(
     network: FrameNetwork, checkpoint: Path | None, directory: Path | None = None
 ) -> OnnxFrameNetwork | None:
     """An ONNX Runtime session of ``network`` (CAM++ loaded from ``checkpoint``), exported once and cached in
-    ``directory`` (default :func:`cache_dir`), checked against torch on a short input.
+    ``directory`` (default: ``models.converted_cache_dir()``, beside the converted Whisper checkpoints), checked
+    against torch on a short input.
 
     Returns ``None`` (and logs why) when ``onnx`` is not installed, or the export, the session or the check
     fails: the caller then runs ``network`` with torch. A cache file that does not load is exported again.
     """
-    directory = cache_dir() if directory is None else directory
+    from whisper_subtitler.models import converted_cache_dir
+
+    directory = converted_cache_dir() if directory is None else directory
     target = directory / f"campplus-frames-{export_key(checkpoint)}.onnx" if checkpoint is not None else None
     try:
         if target is not None and target.is_file():
