@@ -10,6 +10,7 @@ a rule tuned on ``sample.wav`` alone would not fit this one by chance.
 from __future__ import annotations
 
 import random
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,7 +65,14 @@ def write_references(utterances: Sequence[Utterance], stem: str, stm: Path, rttm
 
 
 def rearranged_conversation(
-    target: Path, seed: int = 0, gaps: tuple[float, float] = (0.2, 0.8), lead: float = 0.5, tail: float = 0.5
+    target: Path,
+    seed: int = 0,
+    gaps: tuple[float, float] = (0.2, 0.8),
+    lead: float = 0.5,
+    tail: float = 0.5,
+    overlap: float = 0.0,
+    music_snr_db: float | None = None,
+    noise_snr_db: float | None = None,
 ) -> Rearranged:
     """Cut ``sample.wav`` at its STM times, shuffle the utterances with ``random.Random(seed)`` and lay them end to
     end into ``target`` (.wav), with a pause drawn uniformly from ``gaps`` seconds between two utterances, ``lead``
@@ -72,30 +80,106 @@ def rearranged_conversation(
 
     The order is drawn again until the first utterance's speaker differs from the original first one and no two
     utterances keep their original neighbour, so the result is another conversation, not the sample shifted.
+
+    ``overlap`` is the probability that an utterance starts before the previous one ends (the two speakers
+    differ): it then overlaps it by 0.2-0.6 s, at most 40 % of either (the samples add up; the STM and RTTM carry
+    both). ``music_snr_db`` lays a synthesised music bed (:func:`music_bed`) under the whole file, ``lead`` and
+    ``tail`` included (music alone there), ``music_snr_db`` dB under the speech (RMS of the speech in its
+    utterances against the RMS of the bed); ``noise_snr_db`` adds pink noise (:func:`pink_noise`) that many dB
+    under the speech. Both are seeded from ``seed``; with neither and ``overlap=0`` the file is the one earlier
+    versions wrote for the same seed. Same arguments, same bytes. Raises ``CalledProcessError`` when sox fails.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
     source = read_wav(SAMPLE_WAV)
     utterances = read_stm()
     rng = random.Random(seed)
+    overlaps = random.Random(f"overlap-{seed}")  # its own stream: the orders and pauses stay those of overlap=0
     order = list(range(len(utterances)))
     for _ in range(1000):
         rng.shuffle(order)
         kept_neighbours = any(b == a + 1 for a, b in zip(order, order[1:]))
         if not kept_neighbours and utterances[order[0]].speaker != utterances[0].speaker:
             break
-    pieces = [np.zeros(round(lead * SAMPLE_RATE), dtype=np.float32)]
-    position = len(pieces[0])
-    placed = []
+    cuts = [source[round(u.start * SAMPLE_RATE) : round(u.end * SAMPLE_RATE)] for u in utterances]
+    starts, position = [], round(lead * SAMPLE_RATE)
     for k, i in enumerate(order):
-        u = utterances[i]
-        samples = source[round(u.start * SAMPLE_RATE) : round(u.end * SAMPLE_RATE)]
-        placed.append(Utterance(u.speaker, position / SAMPLE_RATE, (position + len(samples)) / SAMPLE_RATE, u.text))
+        if k and overlap and utterances[i].speaker != utterances[order[k - 1]].speaker and overlaps.random() < overlap:
+            shortest = min(len(cuts[i]), len(cuts[order[k - 1]]))
+            position -= min(round(overlaps.uniform(0.2, 0.6) * SAMPLE_RATE), int(0.4 * shortest))
+        starts.append(position)
         pause = rng.uniform(*gaps) if k + 1 < len(order) else tail
-        silence = np.zeros(round(pause * SAMPLE_RATE), dtype=np.float32)
-        pieces += [samples, silence]
-        position += len(samples) + len(silence)
-    samples = np.concatenate(pieces)
+        position += len(cuts[i]) + round(pause * SAMPLE_RATE)
+    samples = np.zeros(position, dtype=np.float32)
+    placed = []
+    for start, i in zip(starts, order):
+        u = utterances[i]
+        samples[start : start + len(cuts[i])] += cuts[i]
+        placed.append(Utterance(u.speaker, start / SAMPLE_RATE, (start + len(cuts[i])) / SAMPLE_RATE, u.text))
+    if music_snr_db is not None or noise_snr_db is not None:
+        speech = np.concatenate([samples[s : s + len(cuts[i])] for s, i in zip(starts, order)])
+        level = float(np.sqrt(np.mean(speech.astype(np.float64) ** 2)))  # RMS of the speech
+        bed = np.zeros(len(samples), dtype=np.float64)
+        if music_snr_db is not None:
+            music = music_bed(len(samples), seed, target.parent)
+            bed += music * (level * 10 ** (-music_snr_db / 20) / max(float(np.sqrt(np.mean(music**2))), 1e-12))
+        if noise_snr_db is not None:
+            noise = pink_noise(len(samples), seed)
+            bed += noise * (level * 10 ** (-noise_snr_db / 20) / max(float(np.sqrt(np.mean(noise**2))), 1e-12))
+        mixed = samples + bed
+        peak = float(np.max(np.abs(mixed)))
+        samples = (mixed * (0.95 / peak if peak > 0.95 else 1.0)).astype(np.float32)  # no clipping; ratios kept
     write_wav(target, samples)
     stm, rttm = target.with_suffix(".stm"), target.with_suffix(".rttm")
     write_references(placed, target.stem, stm, rttm)
     return Rearranged(target, stm, rttm, tuple(placed), len(samples) / SAMPLE_RATE)
+
+
+# The music beds' chord progressions (semitones above the key's root; each chord a major or minor triad) and keys
+# (MIDI note of the root in octave 3): pop and ballad progressions, so that the bed sounds like music, not a tone.
+PROGRESSIONS = (
+    ((0, "maj"), (7, "maj"), (9, "min"), (5, "maj")),  # I V vi IV
+    ((9, "min"), (5, "maj"), (0, "maj"), (7, "maj")),  # vi IV I V
+    ((0, "maj"), (9, "min"), (5, "maj"), (7, "maj")),  # I vi IV V
+    ((2, "min"), (7, "maj"), (0, "maj"), (0, "maj")),  # ii V I I
+)
+KEYS = (48, 50, 52, 53, 55, 57)  # C3 D3 E3 F3 G3 A3
+CHORD_SECONDS = (1.6, 2.0, 2.4)  # s per chord: three tempos
+
+
+def _chord(root: int, quality: str, seconds: float, work_dir: Path) -> np.ndarray:
+    """One chord of a pad, as sox synthesises it: three sawtooth voices (the triad on MIDI note ``root``) and a
+    plucked bass an octave under the root, low-passed at 1.5 kHz, faded in and out (``seconds`` long, float64)."""
+    third = 4 if quality == "maj" else 3
+    notes = [f"%{n - 69}" for n in (root, root + third, root + 7)]  # sox: %n = n semitones from A4 (440 Hz)
+    raw = work_dir / f".chord-{root}-{quality}-{seconds}.f32"
+    command = ["sox", "-R", "-n", "-r", str(SAMPLE_RATE), "-c", "4", "-e", "floating-point", "-b", "32", "-t", "raw"]
+    command += [str(raw), "synth", str(seconds)]
+    command += [part for note in notes for part in ("sawtooth", note)] + ["pluck", f"%{root - 12 - 69}"]
+    command += ["lowpass", "1500", "fade", "q", "0.25", str(seconds), "0.4"]
+    subprocess.run(command, check=True, capture_output=True)
+    channels = np.fromfile(raw, dtype="<f4").reshape(-1, 4).astype(np.float64)
+    raw.unlink()
+    return channels.mean(axis=1)
+
+
+def music_bed(n_samples: int, seed: int, work_dir: Path) -> np.ndarray:
+    """``n_samples`` of a synthesised music bed at 16 kHz (float64, unscaled): a chord progression of
+    :data:`PROGRESSIONS` in a key of :data:`KEYS` at a tempo of :data:`CHORD_SECONDS`, all three chosen with
+    ``random.Random(f"music-{seed}")``, looped. sox (``-R``: its pluck noise repeatable) writes each chord once, into
+    ``work_dir``, removed after. Raises ``CalledProcessError`` when sox fails."""
+    rng = random.Random(f"music-{seed}")
+    progression, key, seconds = rng.choice(PROGRESSIONS), rng.choice(KEYS), rng.choice(CHORD_SECONDS)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    loop = np.concatenate([_chord(key + step, quality, seconds, work_dir) for step, quality in progression])
+    return np.resize(loop, n_samples)
+
+
+def pink_noise(n_samples: int, seed: int) -> np.ndarray:
+    """``n_samples`` of pink noise (power falling as 1/f above 20 Hz; float64, unit RMS), from white noise of
+    ``numpy.random.default_rng(seed)`` shaped in the frequency domain."""
+    white = np.random.default_rng(seed).standard_normal(n_samples)
+    spectrum = np.fft.rfft(white)
+    frequencies = np.fft.rfftfreq(n_samples, 1 / SAMPLE_RATE)
+    spectrum /= np.sqrt(np.maximum(frequencies, 20.0))
+    pink = np.fft.irfft(spectrum, n_samples)
+    return pink / max(float(np.sqrt(np.mean(pink**2))), 1e-12)

@@ -1,0 +1,401 @@
+#!/usr/bin/env python3
+"""Speakers on the evaluation set of ``bench/conversations.py``: DER, speakers found, WER, cpWER, and what lands in
+the stretches where music or noise plays alone; per file, per group and split.
+
+    python bench/conversations.py --out /tmp/speaker-set [--long]
+    python bench/speakers.py --set /tmp/speaker-set --out docs/speakers-benchmark.json     # what make bench runs
+    python bench/speakers.py --set /tmp/speaker-set --groups clean --splits held-out          # a part of it
+    python bench/speakers.py --set /tmp/speaker-set --cv                                      # + the rule's grid
+
+Each file is transcribed once as ``whisper-subtitler transcribe FILE --diarize`` does with default options (batched
+decoding, Whisper base, CPU); the words and the VAD's speech regions are kept in ``--cache`` under a digest of the
+WAV's bytes, so that later runs only diarize and score (about 2 s a file). Diarization is the embedded default
+(``load_diarizer(DiarizationOptions())``) with the transcription's speech regions, as in a whole run; the words get
+their speakers with ``speakers.assign_speakers`` after ``clean_transcript``, as the pipeline does.
+
+Figures (both sides lower-cased, punctuation removed, ``tests.media.normalize``):
+
+- ``der``: pyannote.metrics' diarization error rate, no collar, overlapped speech scored (accumulated over the
+  files of a group); ``speakers_found`` against ``speakers``;
+- ``wer`` and ``cpwer``: meeteval's cpWER (CHiME-6) with one speaker on both sides, and with the speakers;
+  ``cpwer - wer`` is what speaker attribution adds;
+- ``background_words`` and ``background_turn_s``: words and diarized seconds inside the stretches where music or
+  noise plays alone (``background_only`` of the manifest): both must be 0 (no cue, no speaker there).
+
+Long files (group ``long``, ``--long``): diarization only, in a child process (peak RSS of that process: Python,
+torch, both models and the whole waveform), DER and speakers found; ``--long-only`` runs only them.
+
+``--cv`` adds the word-to-speaker rule's constants chosen by cross-validation over the tuning split (folds by seed;
+never a held-out file, ``conversations.check_tuning_seeds``) and scored on the held-out split.
+Prints (or writes with ``--out``) one JSON document; progress on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import logging
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from conversations import check_tuning_seeds  # noqa: E402
+
+log = logging.getLogger("bench.speakers")
+
+
+def digest(path: Path) -> str:
+    """The first 16 hex digits of the SHA-256 of ``path``'s bytes."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+class Transcriber:
+    """Whisper base as ``transcribe`` runs it by default, loaded on first use; transcripts cached per WAV digest."""
+
+    def __init__(self, cache: Path) -> None:
+        self.cache = cache
+        self._pipeline = None
+
+    def __call__(self, wav: Path) -> dict:
+        """``{"transcript": transcript_to_dict(...), "speech": [[start, end], ...]}`` for ``wav``."""
+        target = self.cache / f"{digest(wav)}.transcript.json"
+        if target.exists():
+            return json.loads(target.read_text())
+        from whisper_subtitler.audio import stream_audio
+        from whisper_subtitler.writers.json import transcript_to_dict
+
+        if self._pipeline is None:
+            from whisper_subtitler import platform
+            from whisper_subtitler.pipeline import Pipeline, RunOptions
+            from whisper_subtitler.transcription import TranscribeOptions
+
+            selection = platform.configure(
+                gpu_backend="cpu", optimization_level=None, no_fallback=False, env_file=None, model=None
+            )
+            platform.apply_optimizations(selection)
+            options = RunOptions(transcribe=TranscribeOptions(fp16=False), formats=(), diarization=None)
+            self._pipeline = Pipeline(options, selection)
+        transcribed = self._pipeline.transcribe(stream_audio(wav, piece_seconds=None))
+        data = {"transcript": transcript_to_dict(transcribed.transcript), "speech": [list(r) for r in transcribed.speech]}
+        self.cache.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(data))
+        return data
+
+
+def read_rttm(path: Path):
+    """pyannote ``Annotation`` of an RTTM file (one file in it)."""
+    from pyannote.core import Annotation, Segment
+
+    annotation = Annotation()
+    for k, line in enumerate(path.read_text().splitlines()):
+        f = line.split()
+        annotation[Segment(float(f[3]), float(f[3]) + float(f[4])), k] = f[7]
+    return annotation
+
+
+def as_annotation(turns):
+    """pyannote ``Annotation`` of ``SpeakerTurn`` s."""
+    from pyannote.core import Annotation, Segment
+
+    annotation = Annotation()
+    for k, t in enumerate(turns):
+        annotation[Segment(t.start, t.end), k] = t.speaker
+    return annotation
+
+
+def _seglst(rows):
+    from meeteval.io import SegLST
+
+    return SegLST(
+        [dict(session_id="s", speaker=spk, start_time=a, end_time=b, words=text) for spk, a, b, text in rows if text]
+    )
+
+
+def word_errors(words, reference) -> dict:
+    """Errors of ``words`` (``(speaker, start, end, text)``) against ``reference`` utterances: ``ref_words``,
+    ``errors`` (speakers ignored) and ``cp_errors`` (cpWER's)."""
+    from meeteval.wer import cpwer
+
+    from tests.media import normalize
+
+    ref = [(u.speaker, u.start, u.end, normalize(u.text)) for u in reference]
+    hyp = [(spk or "?", a, b, normalize(text)) for spk, a, b, text in words]
+    plain = cpwer(_seglst([("one", a, b, t) for _, a, b, t in ref]), _seglst([("one", a, b, t) for _, a, b, t in hyp]))
+    cp = cpwer(_seglst(ref), _seglst(hyp))
+    return {"ref_words": plain["s"].length, "errors": plain["s"].errors, "cp_errors": cp["s"].errors}
+
+
+def der_parts(reference, hypothesis, duration: float) -> dict:
+    """pyannote.metrics' DER components (seconds) of ``hypothesis`` against ``reference``, no collar."""
+    from pyannote.core import Segment
+    from pyannote.metrics.diarization import DiarizationErrorRate
+
+    metric = DiarizationErrorRate(collar=0.0, skip_overlap=False)
+    extent = reference.get_timeline().extent() | hypothesis.get_timeline().extent() if hypothesis else None
+    end = max(extent.end if extent else 0.0, duration)
+    parts = metric(reference, hypothesis, uem=Segment(0.0, end), detailed=True)
+    return {k: float(parts[k]) for k in ("total", "false alarm", "missed detection", "confusion")}
+
+
+def assign(data: dict, turns, exclusive, **constants):
+    """The words of a cached transcript with their speakers, as the pipeline assigns them; ``constants`` override
+    ``speakers``' module constants (the cross-validation)."""
+    from whisper_subtitler import speakers
+    from whisper_subtitler.cues.guards import clean_transcript
+    from whisper_subtitler.writers.json import transcript_from_dict
+
+    transcript = clean_transcript(transcript_from_dict(data["transcript"]))
+    saved = {name: getattr(speakers, name) for name in constants}
+    try:
+        for name, value in constants.items():
+            setattr(speakers, name, value)
+        assigned = speakers.assign_speakers(transcript, turns, exclusive=exclusive)
+    finally:
+        for name, value in saved.items():
+            setattr(speakers, name, value)
+    return [(w.speaker, w.start, w.end, w.text) for w in assigned.words]
+
+
+def in_stretches(start: float, end: float, stretches) -> float:
+    """Seconds of ``[start, end]`` inside the ``(start, end)`` stretches."""
+    return sum(max(0.0, min(end, b) - max(start, a)) for a, b in stretches)
+
+
+def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer) -> dict:
+    """Every figure of one file of the manifest."""
+    from tests.media_conversation import read_stm
+    from tests.media_speech import read_wav
+    from whisper_subtitler.types import Audio, SpeakerTurn
+
+    wav = folder / entry["wav"]
+    data = transcriber(wav)
+    samples = read_wav(wav)
+    started = time.perf_counter()
+    diarization = diarizer.diarize(Audio(samples, 16_000, wav), speech=[tuple(r) for r in data["speech"]])
+    seconds = time.perf_counter() - started
+    turns = tuple(diarization.turns)
+    exclusive = tuple(diarization.exclusive_turns)
+    reference = read_stm(folder / entry["stm"])
+    words = assign(data, turns, exclusive)
+    background = entry["background_only"]
+    return {
+        "name": entry["name"],
+        "split": entry["split"],
+        "group": entry["group"],
+        "seed": entry["seed"],
+        "duration": round(entry["duration"], 2),
+        "speakers": entry["speakers"],
+        "speakers_found": len({t.speaker for t in turns}),
+        "der_parts": der_parts(read_rttm(folder / entry["rttm"]), as_annotation(turns), entry["duration"]),
+        **word_errors(words, reference),
+        "background_words": sum(in_stretches(a, b, background) > 0 for _, a, b, _ in words),
+        "background_turn_s": round(sum(in_stretches(t.start, t.end, background) for t in turns), 3),
+        "diarize_s": round(seconds, 2),
+        "_turns": [[t.start, t.end, t.speaker] for t in turns],
+        "_exclusive": [[t.start, t.end, t.speaker] for t in exclusive],
+        "_cache": str(transcriber.cache / f"{digest(wav)}.transcript.json"),
+        "_ref": [[u.speaker, u.start, u.end, u.text] for u in reference],
+        "_keep": SpeakerTurn,  # dropped below
+    }
+
+
+def summarise(rows: list[dict]) -> dict:
+    """Per (split, group): DER (accumulated), cpWER - WER (per file: max and mean; pooled), speakers right."""
+    out: dict = {}
+    for (split, group), part in itertools.groupby(
+        sorted(rows, key=lambda r: (r["split"], r["group"])), key=lambda r: (r["split"], r["group"])
+    ):
+        part = list(part)
+        total = sum(r["der_parts"]["total"] for r in part)
+        errors = sum(
+            r["der_parts"][k] for r in part for k in ("false alarm", "missed detection", "confusion")
+        )
+        words = sum(r.get("ref_words", 0) for r in part)
+        gaps = [(r["cp_errors"] - r["errors"]) / r["ref_words"] for r in part if r.get("ref_words")]
+        out[f"{split}/{group}"] = {
+            "files": len(part),
+            "der": round(errors / total, 4) if total else None,
+            "der_max": round(max(file_der(r) for r in part), 4),
+            "speakers_right": sum(r["speakers_found"] == r["speakers"] for r in part),
+            "speakers_found": sorted({r["speakers_found"] for r in part}),
+            "wer": round(sum(r.get("errors", 0) for r in part) / words, 4) if words else None,
+            "cpwer_minus_wer_mean": round(sum(gaps) / len(gaps), 4) if gaps else None,
+            "cpwer_minus_wer_max": round(max(gaps), 4) if gaps else None,
+            "background_words": sum(r.get("background_words", 0) for r in part),
+            "background_turn_s": round(sum(r.get("background_turn_s", 0.0) for r in part), 3),
+        }
+    return out
+
+
+def file_der(row: dict) -> float:
+    p = row["der_parts"]
+    return (p["false alarm"] + p["missed detection"] + p["confusion"]) / p["total"] if p["total"] else 0.0
+
+
+def cross_validate(rows: list[dict], folds: int = 4) -> dict:
+    """The word-to-speaker rule's constants chosen by cross-validation: for each of ``folds`` folds of the tuning
+    split's seeds, the grid point with the fewest speaker errors (cpWER - WER, pooled) on the other folds, scored on
+    that fold; then the point chosen on the whole tuning split, scored on the held-out split. Needs the rows of
+    :func:`evaluate_file` (with the diarizations)."""
+    from tests.media_conversation import Utterance
+    from whisper_subtitler.types import SpeakerTurn
+
+    grid_axes = {
+        "INSIDE_COST": (0.5, 1.0, 1.5, 2.0),
+        "CLAUSE_COST": (0.2, 0.4, 0.8),
+        "PAUSE": (0.3, 0.5, 0.8),
+        "OVERLAP_SHARE": (0.0, 0.5, 1.0),
+    }
+    grid = [dict(zip(grid_axes, values)) for values in itertools.product(*grid_axes.values())]
+    tuning = [r for r in rows if r["split"] == "tuning" and "ref_words" in r]
+    held = [r for r in rows if r["split"] == "held-out" and "ref_words" in r]
+    check_tuning_seeds(r["seed"] for r in tuning)
+    cached = {r["name"]: json.loads(Path(r["_cache"]).read_text()) for r in tuning + held}
+
+    def speaker_errors(row: dict, point: dict) -> tuple[int, int]:
+        turns = tuple(SpeakerTurn(a, b, s) for a, b, s in row["_turns"])
+        exclusive = tuple(SpeakerTurn(a, b, s) for a, b, s in row["_exclusive"])
+        words = assign(cached[row["name"]], turns, exclusive, **point)
+        result = word_errors(words, [Utterance(*u) for u in row["_ref"]])
+        return result["cp_errors"] - result["errors"], result["ref_words"]
+
+    table = {r["name"]: [speaker_errors(r, point) for point in grid] for r in tuning + held}
+
+    def pooled(names, k):
+        errors = sum(table[n][k][0] for n in names)
+        return errors / max(1, sum(table[n][k][1] for n in names))
+
+    seeds = sorted({r["seed"] for r in tuning})
+    fold_of = {seed: i % folds for i, seed in enumerate(seeds)}
+    per_fold = []
+    for fold in range(folds):
+        train = [r["name"] for r in tuning if fold_of[r["seed"]] != fold]
+        test = [r["name"] for r in tuning if fold_of[r["seed"]] == fold]
+        best = min(range(len(grid)), key=lambda k: (pooled(train, k), k))
+        per_fold.append({"fold": fold, "chosen": grid[best], "train": round(pooled(train, best), 4),
+                         "test": round(pooled(test, best), 4)})  # fmt: skip
+    names = [r["name"] for r in tuning]
+    best = min(range(len(grid)), key=lambda k: (pooled(names, k), k))
+    default = grid.index({"INSIDE_COST": 1.0, "CLAUSE_COST": 0.4, "PAUSE": 0.5, "OVERLAP_SHARE": 0.5})
+    held_names = [r["name"] for r in held]
+    return {
+        "grid": grid_axes,
+        "folds": per_fold,
+        "cv_test_mean": round(sum(f["test"] for f in per_fold) / folds, 4),
+        "chosen_on_tuning": grid[best],
+        "tuning_errors_chosen": round(pooled(names, best), 4),
+        "held_out_chosen": round(pooled(held_names, best), 4),
+        "held_out_default": round(pooled(held_names, default), 4),
+        "tuning_default": round(pooled(names, default), 4),
+        "held_out_per_file_default": {n: table[n][default] for n in held_names},
+        "points_tied_with_best_on_tuning": sum(pooled(names, k) == pooled(names, best) for k in range(len(grid))),
+    }
+
+
+def long_child(wav: Path, rttm: Path) -> dict:
+    """Diarize a long file in this process as ``transcribe`` does (speech regions of the VAD; the host allocator
+    step); speakers found, DER, seconds, peak RSS."""
+    from tests.media_speech import read_wav
+    from whisper_subtitler.diarize import DiarizationOptions, load_diarizer
+    from whisper_subtitler.platform import allocator
+    from whisper_subtitler.types import Audio
+    from whisper_subtitler.vad import speech_regions
+
+    if allocator.why_not(os.environ) is None:
+        allocator.apply()
+    samples = read_wav(wav)
+    speech = speech_regions(samples)
+    diarizer = load_diarizer(DiarizationOptions(), "cpu")
+    started = time.perf_counter()
+    diarization = diarizer.diarize(Audio(samples, 16_000, wav), speech=speech)
+    seconds = time.perf_counter() - started
+    turns = tuple(diarization.turns)
+    parts = der_parts(read_rttm(rttm), as_annotation(turns), len(samples) / 16_000)
+    return {
+        "speakers_found": len({t.speaker for t in turns}),
+        "der_parts": parts,
+        "diarize_s": round(seconds, 1),
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+
+
+def evaluate_long(entry: dict, folder: Path) -> dict:
+    """:func:`long_child` in its own process (a clean peak RSS)."""
+    code = (
+        "import json, sys; sys.path.insert(0, 'bench'); from pathlib import Path; import speakers; "
+        f"print(json.dumps(speakers.long_child(Path({str(folder / entry['wav'])!r}), "
+        f"Path({str(folder / entry['rttm'])!r}))))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(done.stderr[-2000:])
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return {"name": entry["name"], "split": entry["split"], "group": "long", "seed": entry["seed"],
+            "duration": round(entry["duration"], 1), "speakers": entry["speakers"], **result}  # fmt: skip
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", type=Path, required=True, help="the folder bench/conversations.py wrote")
+    parser.add_argument("--out", type=Path, help="write the JSON here (default: stdout)")
+    parser.add_argument("--groups", default="", help="comma-separated groups to run (default: all)")
+    parser.add_argument("--splits", default="tuning,held-out", help="comma-separated splits")
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/whisper-subtitler-speakers"), help="transcripts")
+    parser.add_argument("--cv", action="store_true", help="cross-validate the word-to-speaker rule's constants")
+    parser.add_argument("--long", action="store_true", help="also the long files (when the set has them)")
+    parser.add_argument("--long-only", action="store_true", help="only the long files")
+    parser.add_argument("--label", default="", help="a label stored in the JSON (e.g. before/after)")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    manifest = json.loads((args.set / "manifest.json").read_text())
+    groups = {g for g in args.groups.split(",") if g}
+    splits = {s for s in args.splits.split(",") if s}
+    rows = []
+    if not args.long_only:
+        from whisper_subtitler.diarize import DiarizationOptions, load_diarizer
+
+        transcriber = Transcriber(args.cache)
+        diarizer = load_diarizer(DiarizationOptions(), "cpu")
+        for entry in manifest:
+            if entry["group"] == "long" or entry["split"] not in splits or (groups and entry["group"] not in groups):
+                continue
+            row = evaluate_file(entry, args.set, transcriber, diarizer)
+            row.pop("_keep")
+            rows.append(row)
+            log.info(
+                "%s: DER %.1f %%, %d/%d speakers, cpWER-WER %d/%d words, background %d words %.1f s",
+                row["name"], 100 * file_der(row), row["speakers_found"], row["speakers"],
+                row["cp_errors"] - row["errors"], row["ref_words"], row["background_words"], row["background_turn_s"],
+            )  # fmt: skip
+    if args.long or args.long_only:
+        for entry in manifest:
+            if entry["group"] == "long":
+                row = evaluate_long(entry, args.set)
+                rows.append(row)
+                log.info("%s: %s", row["name"], {k: v for k, v in row.items() if k != "der_parts"})
+    result = {"label": args.label, "summary": summarise(rows)}
+    if args.cv:
+        result["cross_validation"] = cross_validate(rows)
+    result["files"] = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
+    text = json.dumps(result, indent=1)
+    if args.out:
+        args.out.write_text(text + "\n")
+    else:
+        print(text)
+    for key, value in result["summary"].items():
+        log.info("%s: %s", key, value)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
