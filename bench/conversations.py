@@ -164,6 +164,7 @@ def build_long(name: str, seconds: float, out: Path) -> dict:
     from tests.media_conversation import Utterance, rearranged_conversation, write_references
     from tests.media_speech import SAMPLE_RATE, read_wav, write_wav
 
+    out.mkdir(parents=True, exist_ok=True)
     pieces, placed, offset, seed = [], [], 0, LONG_SEED
     with tempfile.TemporaryDirectory() as tmp:
         while offset < seconds * SAMPLE_RATE:

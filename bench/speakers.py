@@ -85,7 +85,10 @@ class Transcriber:
             options = RunOptions(transcribe=TranscribeOptions(fp16=False), formats=(), diarization=None)
             self._pipeline = Pipeline(options, selection)
         transcribed = self._pipeline.transcribe(stream_audio(wav, piece_seconds=None))
-        data = {"transcript": transcript_to_dict(transcribed.transcript), "speech": [list(r) for r in transcribed.speech]}
+        data = {
+            "transcript": transcript_to_dict(transcribed.transcript),
+            "speech": [list(r) for r in transcribed.speech],
+        }
         self.cache.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(data))
         return data
@@ -216,9 +219,7 @@ def summarise(rows: list[dict]) -> dict:
     ):
         part = list(part)
         total = sum(r["der_parts"]["total"] for r in part)
-        errors = sum(
-            r["der_parts"][k] for r in part for k in ("false alarm", "missed detection", "confusion")
-        )
+        errors = sum(r["der_parts"][k] for r in part for k in ("false alarm", "missed detection", "confusion"))
         words = sum(r.get("ref_words", 0) for r in part)
         gaps = [(r["cp_errors"] - r["errors"]) / r["ref_words"] for r in part if r.get("ref_words")]
         out[f"{split}/{group}"] = {

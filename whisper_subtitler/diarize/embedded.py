@@ -24,6 +24,7 @@ whisper_subtitler.diarize.embedded.OfflineSpeakerDiarization``), e.g. to try oth
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -61,6 +62,9 @@ SEGMENTATION_STEP = 0.1  # fraction of the 10 s window between windows (1 s): py
 # embeddings (3 hours of dense two-speaker speech) took 1.6 GB and 51 s; 5,000 take 100 MB. About 45 minutes of
 # dense conversation stay under the limit, so shorter files are clustered exactly as pyannote does.
 MAX_CLUSTERED = 5_000
+# How far past k - 0.5 the mean count of active local speakers over the windows must reach for k >= 2 speakers at
+# once (pyannote rounds: 0). Chosen on the tuning split of bench/conversations.py (docs/diarization.md).
+OVERLAP_MARGIN = 0.3
 
 
 def at_most(filter_embeddings, limit: int = MAX_CLUSTERED):
@@ -112,6 +116,31 @@ def trim_to_speech(output, file: dict, speech: tuple[tuple[float, float], ...] |
     )
 
 
+def mask_to_speech(segmentations, frames, speech: Sequence[tuple[float, float]]):
+    """``segmentations`` (pyannote ``SlidingWindowFeature`` ``(chunks, frames, local speakers)``, binary, chunks on
+    its ``sliding_window``) with every frame whose middle lies outside the ``speech`` regions (``(start, end)``
+    seconds) set to 0: nobody speaks there. ``frames`` is the model's receptive field (pyannote ``SlidingWindow``:
+    frame ``f`` of a chunk starting at ``t`` covers ``t + frames[f]``). A new feature; NaN stays NaN."""
+    import numpy as np
+    from pyannote.core import SlidingWindowFeature
+
+    data = segmentations.data
+    chunks, num_frames = data.shape[:2]
+    window = segmentations.sliding_window
+    middles = (
+        window.start
+        + window.step * np.arange(chunks)[:, None]
+        + frames.start
+        + frames.step * np.arange(num_frames)[None, :]
+        + frames.duration / 2
+    )  # (chunks, frames) seconds
+    starts = np.array([start for start, _ in speech], dtype=np.float64)
+    ends = np.array([end for _, end in speech], dtype=np.float64)
+    k = np.searchsorted(starts, middles, side="right") - 1  # the last region starting at or before each frame
+    inside = (k >= 0) & (middles < ends[np.clip(k, 0, None)]) if len(starts) else np.zeros_like(middles, dtype=bool)
+    return SlidingWindowFeature(data * inside[:, :, None].astype(data.dtype), window)
+
+
 class OfflineSpeakerDiarization(SpeakerDiarization):
     """pyannote ``SpeakerDiarization`` with segmentation-3.0 and CAM++ from local files, instantiated.
 
@@ -137,6 +166,9 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
         fast: bool = True,
         block_windows: float = BLOCK_WINDOWS,
         reassign: bool = True,
+        recount: bool = True,
+        speech_mask: bool = True,
+        overlap_margin: float | None = None,
         token: str | None = None,  # noqa: ARG002 - part of pyannote's pipeline constructor protocol
         cache_dir: str | Path | None = None,  # noqa: ARG002
     ) -> None:
@@ -165,28 +197,66 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
         self._threshold = threshold
         self.block_windows = block_windows
         self.reassign = reassign
+        self.recount = recount
+        self.speech_mask = speech_mask
+        self.overlap_margin = OVERLAP_MARGIN if overlap_margin is None else overlap_margin
         self.instantiate(self.default_parameters())
 
     def apply(self, file, num_speakers=None, min_speakers=None, max_speakers=None, hook=None, **kwargs):
         """pyannote's ``SpeakerDiarization.apply``; when the file dict carries the VAD's ``speech`` regions
-        (``fast`` only), the speaker turns are then cut to where silero-vad hears speech with tight edges
-        (:data:`TRIM_VAD`): the segmentation model's frames blur a turn's edges into the pauses around it. With
-        ``reassign``, the short regions among those are then given to the speaker that a CAM++ embedding of
-        their own audio is clearly nearest (:func:`.reassign.reassign_short_regions`)."""
+        (``fast`` only), the segmentation is masked to silero-vad's tight speech (:meth:`get_segmentations`) and the
+        speaker turns are then cut to it (:data:`TRIM_VAD`): the segmentation model's frames blur a turn's edges
+        into the pauses around it, and hear speakers in music and noise. With ``recount`` (and no
+        ``num_speakers``), speakers are then merged where direct embeddings of their own speech say they are one, or
+        where one has too little speech to be told from a stretch of music (:func:`.recount.recount`); with
+        ``reassign``, the short regions are then given to the speaker that a CAM++ embedding of their own audio is
+        clearly nearest (:func:`.reassign.reassign_short_regions`)."""
         output = super().apply(
             file, num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers, hook=hook, **kwargs
         )
         if not self.fast or not isinstance(file, dict) or file.get("speech") is None:
             return output
-        speech = tight_speech(file)
+        speech = self._tight_speech(file)
         if speech is None:
             return output
         output = trim_to_speech(output, file, speech)
-        if not self.reassign or isinstance(output, Annotation):  # an Annotation: pyannote's legacy output
+        if isinstance(output, Annotation):  # pyannote's legacy output
             return output
-        from whisper_subtitler.diarize.reassign import reassign_short_regions
+        from whisper_subtitler.diarize.reassign import embedder, reassign_short_regions
+        from whisper_subtitler.diarize.recount import recount
 
-        return reassign_short_regions(output, file["waveform"], file["sample_rate"], speech, self._embedding.model_)
+        embed = embedder(file["waveform"], file["sample_rate"], self._embedding.model_)
+        if self.recount and num_speakers is None:
+            output = recount(output, embed, min_speakers=min_speakers or 1)
+        if not self.reassign:
+            return output
+        return reassign_short_regions(
+            output, file["waveform"], file["sample_rate"], speech, self._embedding.model_, embed=embed
+        )
+
+    def _tight_speech(self, file: dict) -> tuple[tuple[float, float], ...] | None:
+        """:func:`tight_speech` of ``file``, kept in the file dict (the mask and the cut use the same regions)."""
+        if "tight_speech" not in file:
+            file["tight_speech"] = tight_speech(file)
+        return file["tight_speech"]
+
+    def speaker_count(self, binarized_segmentations, frames, warm_up=(0.1, 0.1)):
+        """pyannote's frame-level count of speakers ``(frames, 1)`` (the mean over the windows of the number of
+        active local speakers, rounded), except that with ``fast`` two or more speakers at once need the mean to
+        reach ``k - 0.5 +`` :data:`OVERLAP_MARGIN`: a second local speaker that only some windows hear (music or
+        noise under a voice, the other end of a phone line) is not an overlap."""
+        import numpy as np
+        from pyannote.audio.core.inference import Inference
+
+        if not self.fast or not self.overlap_margin:
+            return super().speaker_count(binarized_segmentations, frames, warm_up=warm_up)
+        trimmed = Inference.trim(binarized_segmentations, warm_up=warm_up)
+        count = Inference.aggregate(np.sum(trimmed, axis=-1, keepdims=True), frames, hamming=False, missing=0.0)
+        mean = count.data
+        rounded = np.rint(mean)
+        lowered = np.where((rounded >= 2) & (mean < rounded - 0.5 + self.overlap_margin), rounded - 1, rounded)
+        count.data = lowered.astype(np.uint8)
+        return count
 
     def prepare_cpu(self) -> None:
         """Prepare CAM++'s ONNX Runtime path (:mod:`.onnx_trunk`) now, as part of loading, instead of in the first
@@ -195,9 +265,20 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
             self._embedding.model_.onnx_frames()
 
     def get_segmentations(self, file, hook=None):
-        """pyannote's segmentation step; with ``fast=False`` on the CPU, on one thread, as this pipeline ran before
-        :mod:`.segmentation` (a BiLSTM split over threads collapses when other processes share the cores)."""
-        if self.fast or getattr(self, "device", torch.device("cpu")).type != "cpu":  # set by Pipeline.to()
+        """pyannote's segmentation step ``(chunks, frames, local speakers)``; with ``fast`` and the VAD's ``speech``
+        in the file dict, every frame outside silero-vad's tight speech is set to "nobody speaks"
+        (:func:`mask_to_speech`), so that neither the embeddings nor the speaker count see music or noise alone;
+        with ``fast=False`` on the CPU, on one thread, as this pipeline ran before :mod:`.segmentation` (a BiLSTM
+        split over threads collapses when other processes share the cores)."""
+        if self.fast:
+            segmentations = super().get_segmentations(file, hook=hook)
+            speech = (
+                self._tight_speech(file) if self.speech_mask and isinstance(file, dict) and file.get("speech") else None
+            )
+            if speech is None:
+                return segmentations
+            return mask_to_speech(segmentations, self._segmentation.model.receptive_field, speech)
+        if getattr(self, "device", torch.device("cpu")).type != "cpu":  # set by Pipeline.to()
             return super().get_segmentations(file, hook=hook)
         threads = torch.get_num_threads()
         torch.set_num_threads(1)

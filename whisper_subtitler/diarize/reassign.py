@@ -174,15 +174,16 @@ def decide(
     ]
 
 
-def reassign_short_regions(output, waveform, sample_rate: int, speech, model, settings: Settings = Settings()):
-    """pyannote's ``DiarizeOutput`` ``output`` with its short speech regions re-assigned (module docstring); a new
-    ``DiarizeOutput``, or ``output`` itself when nothing changes.
+def embedder(waveform, sample_rate: int, model) -> Embed:
+    """``embed(spans)``: direct CAM++ embeddings ``(n, dimension)`` of ``n`` stretches ``(start, end)`` (seconds) of
+    ``waveform`` (torch tensor ``(1, n_samples)`` or ``(n_samples,)`` at ``sample_rate`` Hz), by ``model`` (a
+    :class:`~.campplus.CAMPPlusEmbedding`, in inference mode on its own device, with its CPU path on ONNX Runtime
+    when it has one). Each span is trimmed to a whole number of :data:`LENGTH_STEP` (symmetrically: at most half a
+    step off each edge, which is the VAD's padding), so that spans of equal length go through CAM++ in one call
+    (0.8 s regions: 25 ms each alone, 8 ms each in a batch of 32). A span embedded once is not embedded again (the
+    speaker count's check and the re-assignment share the speakers' stretches).
 
-    ``waveform`` is the file's audio, a torch tensor ``(1, n_samples)`` (or ``(n_samples,)``) at ``sample_rate`` Hz;
-    ``speech`` the tight speech regions ``(start, end)`` in seconds that the turns were cut to; ``model`` a
-    :class:`~.campplus.CAMPPlusEmbedding` (``(batch, 1, samples) -> (batch, 192)``), run in inference mode on its
-    own device. ``speaker_embeddings`` (the clustering's centroids, one row per label of the diarization) are kept,
-    their rows dropped for a speaker left with no turn. Raises ValueError when ``sample_rate`` is not the model's.
+    Raises ValueError when ``sample_rate`` is not the model's.
     """
     import torch
 
@@ -190,30 +191,50 @@ def reassign_short_regions(output, waveform, sample_rate: int, speech, model, se
         raise ValueError(f"audio at {sample_rate} Hz, the embedding model expects {model.audio.sample_rate} Hz")
     device = next(model.parameters()).device
     samples = waveform.reshape(-1)
+    step = max(1, int(round(LENGTH_STEP * sample_rate)))
+    known: dict[tuple[int, int], np.ndarray] = {}
+
+    def cut(start: float, end: float) -> tuple[int, int]:
+        first, last = int(round(start * sample_rate)), min(int(round(end * sample_rate)), len(samples))
+        length = max(step, (last - first) // step * step)
+        return max(0, min(first + (last - first - length) // 2, len(samples) - length)), length
 
     def embed(spans: Sequence[tuple[float, float]]) -> np.ndarray:
-        # Each span is trimmed to a whole number of LENGTH_STEP (symmetrically: at most half a step off each edge,
-        # which is the VAD's padding), so that spans of equal length go through CAM++ in one call; CAM++ splits a
-        # batch over the CPU threads (campplus.CAMPPlusEmbedding.frames). 0.8 s regions: 25 ms each alone, 8 ms
-        # each in a batch of 32.
-        step = max(1, int(round(LENGTH_STEP * sample_rate)))
-        cuts = []
-        for start, end in spans:
-            first, last = int(round(start * sample_rate)), min(int(round(end * sample_rate)), len(samples))
-            length = max(step, (last - first) // step * step)
-            cuts.append((max(0, min(first + (last - first - length) // 2, len(samples) - length)), length))
-        result = np.zeros((len(spans), model.dimension), dtype=np.float32)
-        for length in sorted({length for _, length in cuts}):
-            rows = [i for i, (_, n) in enumerate(cuts) if n == length]
+        cuts = [cut(start, end) for start, end in spans]
+        new = sorted(set(cuts) - set(known), key=lambda c: (c[1], c[0]))
+        for length in sorted({length for _, length in new}):
+            rows = [c for c in new if c[1] == length]
             for done in range(0, len(rows), EMBED_BATCH):
                 batch = rows[done : done + EMBED_BATCH]
-                pieces = torch.stack([samples[cuts[i][0] : cuts[i][0] + length] for i in batch]).unsqueeze(1)
+                pieces = torch.stack([samples[first : first + length] for first, _ in batch]).unsqueeze(1)
                 with torch.inference_mode():  # model(pieces), with CAM++'s CPU path (ONNX Runtime) when it has one
                     frames = model.frames(pieces.to(device))  # (batch, 1, length) -> (batch, channels, frames)
                     weights = torch.ones(frames.shape[0], frames.shape[-1], device=frames.device)
-                    result[batch] = model.embed_frames(frames, weights).float().cpu().numpy()  # (batch, d)
-        return result
+                    vectors = model.embed_frames(frames, weights).float().cpu().numpy()  # (batch, d)
+                for c, vector in zip(batch, vectors):
+                    known[c] = vector
+        if not cuts:
+            return np.zeros((0, model.dimension), dtype=np.float32)
+        return np.stack([known[c] for c in cuts]).astype(np.float32)
 
+    return embed
+
+
+def reassign_short_regions(
+    output, waveform, sample_rate: int, speech, model, settings: Settings = Settings(), embed: Embed | None = None
+):
+    """pyannote's ``DiarizeOutput`` ``output`` with its short speech regions re-assigned (module docstring); a new
+    ``DiarizeOutput``, or ``output`` itself when nothing changes.
+
+    ``waveform`` is the file's audio, a torch tensor ``(1, n_samples)`` (or ``(n_samples,)``) at ``sample_rate`` Hz;
+    ``speech`` the tight speech regions ``(start, end)`` in seconds that the turns were cut to; ``model`` a
+    :class:`~.campplus.CAMPPlusEmbedding` (``(batch, 1, samples) -> (batch, 192)``), run in inference mode on its
+    own device; ``embed``, when given, an :func:`embedder` of the same audio and model to share. ``speaker_embeddings``
+    (the clustering's centroids, one row per label of the diarization) are kept, their rows dropped for a speaker
+    left with no turn. Raises ValueError when ``sample_rate`` is not the model's.
+    """
+    if embed is None:
+        embed = embedder(waveform, sample_rate, model)
     changes = decide(output.speaker_diarization, output.exclusive_speaker_diarization, speech, embed, settings)
     if not changes:
         return output

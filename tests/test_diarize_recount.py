@@ -1,0 +1,126 @@
+"""The speaker count checked again after clustering (whisper_subtitler/diarize/recount.py), the segmentation masked
+to speech and the overlap count (whisper_subtitler/diarize/embedded.py), on synthetic inputs (fast).
+
+The same on real speech, under music and on a long file: tests/test_diarize_real_world.py (slow).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from whisper_subtitler.diarize.recount import MIN_SPEECH, merges, recount, relabel_all, speaker_stretches
+
+A = np.array([1.0, 0.0, 0.0])
+B = np.array([0.0, 1.0, 0.0])
+
+
+def annotation(turns):
+    from pyannote.core import Annotation, Segment
+
+    result = Annotation(uri="test")
+    for k, (start, end, label) in enumerate(turns):
+        result[Segment(start, end), str(k)] = label
+    return result
+
+
+def as_list(annotation):
+    return [(round(s.start, 3), round(s.end, 3), label) for s, _, label in annotation.itertracks(yield_label=True)]
+
+
+def test_distinct_speakers_with_enough_speech_are_kept():
+    assert merges({"x": 10.0, "y": 8.0}, {"x": np.stack([A, A]), "y": np.stack([B])}) == {}
+
+
+def test_a_speaker_with_too_little_speech_joins_the_nearest():
+    vectors = {"x": np.stack([A]), "y": np.stack([B]), "z": np.stack([0.9 * B + 0.3 * A])}
+    assert merges({"x": 10.0, "y": 8.0, "z": MIN_SPEECH - 0.1}, vectors) == {"z": "y"}
+    assert merges({"x": 10.0, "y": 8.0, "z": MIN_SPEECH + 0.1}, vectors) == {"z": "y"}  # alike (cos 0.95) all the same
+    assert merges({"x": 10.0, "y": 8.0, "z": MIN_SPEECH + 0.1}, vectors, merge_similarity=1.0) == {}
+
+
+def test_alike_speakers_merge_into_the_one_with_more_speech():
+    vectors = {"x": np.stack([A]), "y": np.stack([B]), "z": np.stack([B + 0.1 * A])}
+    assert merges({"x": 10.0, "y": 8.0, "z": 20.0}, vectors) == {"y": "z"}
+    assert merges({"x": 10.0, "y": 8.0, "z": 20.0}, vectors, merge_similarity=1.0) == {}
+
+
+def test_a_speaker_without_stretches_joins_the_one_with_most_speech():
+    vectors = {"x": np.stack([A]), "y": np.stack([B]), "z": np.zeros((0, 3))}
+    assert merges({"x": 5.0, "y": 8.0, "z": 1.0}, vectors) == {"z": "y"}
+
+
+def test_never_below_min_speakers():
+    vectors = {"x": np.stack([A]), "y": np.stack([A])}
+    assert merges({"x": 10.0, "y": 1.0}, vectors, min_speakers=2) == {}
+    assert merges({"x": 10.0, "y": 1.0}, vectors) == {"y": "x"}
+
+
+def test_stretches_are_the_longest_turns_cut_to_their_middle():
+    exclusive = annotation([(0, 1, "x"), (2, 12, "x"), (12, 12.1, "y"), (13, 15, "y")])
+    stretches = speaker_stretches(exclusive, max_turns=1, max_turn_seconds=4.0)
+    assert stretches == {"x": [(5.0, 9.0)], "y": [(13.0, 15.0)]}  # y's 0.1 s turn is too short to embed
+
+
+def test_recount_relabels_both_diarizations_and_joins_turns():
+    from whisper_subtitler.diarize import pyannote_compat  # noqa: F401  (prepares torchaudio before pyannote.audio)
+
+    from pyannote.audio.pipelines.speaker_diarization import DiarizeOutput  # noqa: I001
+
+    turns = [(0, 5, "x"), (5, 6, "z"), (6, 12, "x"), (13, 20, "y")]
+    output = DiarizeOutput(
+        speaker_diarization=annotation(turns),
+        exclusive_speaker_diarization=annotation(turns),
+        speaker_embeddings=np.stack([A, B, A]),
+    )
+
+    def embed(spans):  # x and z alike, y apart; z has 1 s of speech
+        return np.stack([B if start >= 13 else A for start, _ in spans])
+
+    new = recount(output, embed)
+    assert as_list(new.speaker_diarization) == [(0, 12, "x"), (13, 20, "y")]
+    assert as_list(new.exclusive_speaker_diarization) == [(0, 12, "x"), (13, 20, "y")]
+    assert new.speaker_embeddings.tolist() == [A.tolist(), B.tolist()]
+    assert recount(output, embed, min_speakers=3) is output
+
+
+def test_relabel_all_without_mapping_is_the_same_annotation():
+    a = annotation([(0, 1, "x")])
+    assert relabel_all(a, {}) is a
+
+
+def test_mask_to_speech_silences_frames_outside_speech():
+    from pyannote.core import SlidingWindow, SlidingWindowFeature
+
+    from whisper_subtitler.diarize.embedded import mask_to_speech
+
+    data = np.ones((3, 10, 2), dtype=np.float32)  # 3 chunks of 1 s every 0.5 s, 10 frames of 0.1 s
+    features = SlidingWindowFeature(data, SlidingWindow(start=0.0, duration=1.0, step=0.5))
+    frames = SlidingWindow(start=0.0, duration=0.1, step=0.1)
+    masked = mask_to_speech(features, frames, [(0.2, 0.6), (1.45, 5.0)])
+    middles = 0.5 * np.arange(3)[:, None] + 0.1 * np.arange(10)[None, :] + 0.05
+    expected = ((middles >= 0.2) & (middles < 0.6)) | (middles >= 1.45)
+    assert np.array_equal(masked.data[:, :, 0] > 0, expected)
+    assert np.array_equal(masked.data[:, :, 1], masked.data[:, :, 0])
+    assert mask_to_speech(features, frames, []).data.sum() == 0
+
+
+@pytest.mark.parametrize("margin, expected", [(0.0, [0, 1, 2, 2, 1]), (0.2, [0, 1, 1, 2, 1])])
+def test_overlap_needs_the_margin(monkeypatch, margin, expected):
+    from whisper_subtitler.diarize.embedded import OfflineSpeakerDiarization
+
+    from pyannote.audio.core.inference import Inference  # noqa: I001  (after pyannote_compat, via embedded)
+    from pyannote.core import SlidingWindow, SlidingWindowFeature
+
+    mean = np.array([[0.2], [1.1], [1.55], [1.8], [1.2]])  # mean count of active local speakers per frame
+    monkeypatch.setattr(Inference, "trim", staticmethod(lambda s, warm_up: s))
+    monkeypatch.setattr(
+        Inference, "aggregate", staticmethod(lambda *a, **k: SlidingWindowFeature(mean.copy(), SlidingWindow()))
+    )
+    pipeline = object.__new__(OfflineSpeakerDiarization)  # no model needed for the count
+    pipeline.fast, pipeline.overlap_margin = True, margin
+    segmentations = SlidingWindowFeature(np.zeros((1, 5, 3)), SlidingWindow())
+    count = OfflineSpeakerDiarization.speaker_count(pipeline, segmentations, SlidingWindow())
+    if margin == 0.0:  # pyannote's own rounding
+        expected = np.rint(mean).astype(int).ravel().tolist()
+    assert count.data.ravel().tolist() == expected
