@@ -3,7 +3,8 @@
 #   make test    install with the test extras, run `make lint`, then the whole test suite (slow tests included)
 #   make lint    ruff (lint and format check) and mypy, configured in pyproject.toml
 #   make bench   speed and memory against openai-whisper and faster-whisper, and speaker diarization against
-#                pyannote's own pipeline (docs/benchmarks.md), memory per batch row (docs/memory-cpu.json)
+#                pyannote's own pipeline (docs/benchmarks.md), memory per batch row (docs/memory-cpu.json), and
+#                speakers on real conversations, clean, under music and noise, and long (docs/speakers-benchmark.json)
 # TORCH picks the PyTorch build when the venv has none yet; see README "Install" for CUDA, ROCm and Apple silicon.
 
 VENV    ?= .venv
@@ -54,7 +55,9 @@ test-fast: install-test
 	$(PY) -m pytest -m "not slow"
 
 bench: install-test
-	$(PY) scripts/bench_diarization.py --out docs/diarization-benchmark.json
+	$(PY) bench/diarization.py --out docs/diarization-benchmark.json
+	$(PY) bench/conversations.py --out bench/results/speaker-set --long
+	$(PY) bench/speakers.py --set bench/results/speaker-set --long --cv --out docs/speakers-benchmark.json
 	$(PY) bench/run.py --out docs/benchmarks.md --batch-sizes 1,4,8,16
 	$(PY) scripts/measure_memory.py > docs/memory-cpu.json
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -158,36 +157,20 @@ def build(spec: Spec, out: Path) -> dict:
 
 def build_long(name: str, seconds: float, out: Path) -> dict:
     """A two-speaker file of at least ``seconds``: consecutive re-arranged orders (seeds from :data:`LONG_SEED`,
-    0.2-0.8 s pauses, 0.5 s lead and tail each), with one STM and RTTM; its manifest entry."""
-    import numpy as np
+    0.2-0.8 s pauses, 0.5 s lead and tail each), with one STM and RTTM (``long_conversation``); its manifest
+    entry."""
+    from tests.media_conversation import long_conversation
 
-    from tests.media_conversation import Utterance, rearranged_conversation, write_references
-    from tests.media_speech import SAMPLE_RATE, read_wav, write_wav
-
-    out.mkdir(parents=True, exist_ok=True)
-    pieces, placed, offset, seed = [], [], 0, LONG_SEED
-    with tempfile.TemporaryDirectory() as tmp:
-        while offset < seconds * SAMPLE_RATE:
-            made = rearranged_conversation(Path(tmp) / "part.wav", seed=seed)
-            samples = read_wav(made.wav)
-            shift = offset / SAMPLE_RATE
-            placed += [Utterance(u.speaker, u.start + shift, u.end + shift, u.text) for u in made.utterances]
-            pieces.append(samples)
-            offset += len(samples)
-            seed += 1
-    wav = out / f"{name}.wav"
-    write_wav(wav, np.concatenate(pieces))
-    write_references(placed, name, wav.with_suffix(".stm"), wav.with_suffix(".rttm"))
+    made = long_conversation(out / f"{name}.wav", seconds, LONG_SEED)
     spec = Spec(name, "held-out", "long", LONG_SEED, GAPS["normal"])
     return {
         **asdict(spec),
-        "wav": wav.name,
-        "stm": f"{name}.stm",
-        "rttm": f"{name}.rttm",
-        "duration": offset / SAMPLE_RATE,
+        "wav": made.wav.name,
+        "stm": made.stm.name,
+        "rttm": made.rttm.name,
+        "duration": made.duration,
         "speakers": 2,
         "background_only": [],
-        "orders": seed - LONG_SEED,
     }
 
 

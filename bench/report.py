@@ -93,7 +93,7 @@ def _targets(data: dict) -> list[str]:
 
 def render_markdown(data: dict, diarization: dict | None = None) -> str:
     """The benchmark page: machine, conditions, method, one table per clip, peak memory, targets, and the speaker
-    diarization figures of ``scripts/bench_diarization.py`` when given."""
+    diarization figures of ``bench/diarization.py`` when given."""
     m = data["machine"]
     loads = [r[k] for r in data["runs"] if "error" not in r for k in ("load_before", "load_after")]
     lines = [
@@ -180,11 +180,11 @@ def render_markdown(data: dict, diarization: dict | None = None) -> str:
 
 
 def _diarization(d: dict) -> list[str]:
-    """The speaker diarization section, from ``scripts/bench_diarization.py``'s JSON (run just before)."""
+    """The speaker diarization section, from ``bench/diarization.py``'s JSON (run just before)."""
     lines = [
         "## Speaker diarization",
         "",
-        f"From `scripts/bench_diarization.py` ({d['date']}, {d['duration_s'] / 60:.1f} min; JSON in "
+        f"From `bench/diarization.py` ({d['date']}, {d['duration_s'] / 60:.1f} min; JSON in "
         "`docs/diarization-benchmark.json`). The stage alone, from the waveform to the speaker turns, model loading "
         "excluded: `fast` is the stage `transcribe` runs (with the VAD's speech regions), `stock` pyannote's own "
         "`SpeakerDiarization` with the same two models (segmentation-3.0, CAM++), the stage before pooled "

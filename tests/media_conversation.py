@@ -1,10 +1,11 @@
 """A real conversation re-arranged from pyannote's ``sample.wav``: its 13 timed utterances (``sample.stm``) cut out
-and put together in another order, with seeded pauses between them, and the exact reference (STM and RTTM).
+and put together in another order, with seeded pauses between them (and, on request, overlaps, a music bed and
+noise), and the exact reference (STM and RTTM).
 
-Used by the speaker-attribution measurements (``scripts/speaker_attribution.py``) and by the determinism test of the
-temperature fallback; nothing is committed or downloaded. The speech is real (two people on a phone line), so the
-words, the speaker changes and the diarization are those of real speech, but at other places than in the sample:
-a rule tuned on ``sample.wav`` alone would not fit this one by chance.
+Used by the speaker evaluation set (``bench/conversations.py``), the real-speech diarization tests and the
+determinism test of the temperature fallback; nothing is committed or downloaded. The speech is real (two people on
+a phone line), so the words, the speaker changes and the diarization are those of real speech, but at other places
+than in the sample: a rule tuned on ``sample.wav`` alone would not fit this one by chance.
 """
 
 from __future__ import annotations
@@ -132,6 +133,28 @@ def rearranged_conversation(
     stm, rttm = target.with_suffix(".stm"), target.with_suffix(".rttm")
     write_references(placed, target.stem, stm, rttm)
     return Rearranged(target, stm, rttm, tuple(placed), len(samples) / SAMPLE_RATE)
+
+
+def long_conversation(target: Path, seconds: float, first_seed: int = 1000) -> Rearranged:
+    """A two-speaker file of at least ``seconds``: consecutive re-arranged orders of seeds ``first_seed``,
+    ``first_seed + 1``, ... (:func:`rearranged_conversation` defaults: 0.2-0.8 s pauses, 0.5 s lead and tail each),
+    written to ``target`` (.wav) with one STM and RTTM beside it. Same arguments, same bytes."""
+    import tempfile
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    pieces, placed, offset, seed = [], [], 0, first_seed
+    with tempfile.TemporaryDirectory() as tmp:
+        while offset < seconds * SAMPLE_RATE:
+            made = rearranged_conversation(Path(tmp) / "part.wav", seed=seed)
+            shift = offset / SAMPLE_RATE
+            placed += [Utterance(u.speaker, u.start + shift, u.end + shift, u.text) for u in made.utterances]
+            pieces.append(read_wav(made.wav))
+            offset += len(pieces[-1])
+            seed += 1
+    write_wav(target, np.concatenate(pieces))
+    stm, rttm = target.with_suffix(".stm"), target.with_suffix(".rttm")
+    write_references(placed, target.stem, stm, rttm)
+    return Rearranged(target, stm, rttm, tuple(placed), offset / SAMPLE_RATE)
 
 
 # The music beds' chord progressions (semitones above the key's root; each chord a major or minor triad) and keys

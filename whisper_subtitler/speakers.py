@@ -29,7 +29,7 @@ exclusive turn counts ``OVERLAP_SHARE`` (half) for them, because the exclusive d
 to one speaker, often the one who starts talking over the other before the first has finished the sentence.
 
 Measured with cpWER (CHiME-6's concatenated minimum-permutation WER) on pyannote's sample and on its utterances
-re-arranged into five other conversations (``scripts/speaker_attribution.py``; figures in
+re-arranged into other conversations (``bench/speakers.py``, cross-validated with ``--cv``; figures in
 ``docs/speaker-attribution.md``): with the reference speaker turns the rule adds no error on the conversations
 (whisperX's: 0.007) and 1 in 81 words on the sample (whisperX's: 3); the errors left with a real diarization are
 words the diarization puts well inside the wrong speaker's turn. The costs are round numbers: every value in a grid

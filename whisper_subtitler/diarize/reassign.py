@@ -28,8 +28,7 @@ Only labels move: a region's diarized time (the union of its turns) stays what i
 the diarization and the exclusive diarization. No randomness. The cost is one CAM++ pass over the short regions and
 over at most ``max_turns * max_turn_seconds`` seconds per speaker, and nothing when no region is short.
 The constants were chosen on the tuning set, the re-arranged conversations and two held-out sets, never on
-``sample.wav`` alone (``scripts/eval_diarization.py --reassign-grid --held-out``; ``docs/diarization.md``,
-"Accuracy").
+``sample.wav`` alone (a grid, ``docs/diarization.md``, "Accuracy").
 """
 
 from __future__ import annotations
@@ -40,8 +39,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 # Chosen on a grid over the tuning set, the re-arranged conversations and held-out sets, where no region changed
-# for the worse and DER is flat around them (docs/diarization.md, "Accuracy"; scripts/eval_diarization.py
-# --reassign-grid --held-out).
+# for the worse and DER is flat around them (docs/diarization.md, "Accuracy").
 MAX_REGION = 1.5  # s: longer speech regions are left to the clustering (flat from 1.25 to 2.0 s)
 MARGIN = 0.075  # cosine similarity by which the nearest reference must beat the runner-up (no wrong change: 0.05-0.1)
 MAX_TURNS = 4  # per speaker: its longest exclusive turns make its reference (2 made a wrong change; flat 3-8)

@@ -2,8 +2,8 @@
 """Speaker diarization speed and memory on the CPU: the embedded offline pipeline against pyannote's own, and
 what diarization adds to a whole ``transcribe`` run.
 
-    .venv/bin/python scripts/bench_diarization.py --out docs/diarization-benchmark.json   # what make bench runs
-    .venv/bin/python scripts/bench_diarization.py --quick                                  # sample.wav only
+    .venv/bin/python bench/diarization.py --out docs/diarization-benchmark.json   # what make bench runs
+    .venv/bin/python bench/diarization.py --quick                                  # sample.wav only
 
 Measured, each in its own process (clean peak memory), in one run:
 
@@ -38,7 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 LONG_HOURS = 3  # the memory file

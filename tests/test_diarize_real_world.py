@@ -1,0 +1,76 @@
+"""Speakers in real-world sound, on real speech: pyannote's sample.wav utterances re-arranged into other
+conversations (tests/media_conversation.py), with overlaps, over a synthesised music bed with pink noise, and long.
+
+Diarized as ``transcribe --diarize`` does (the embedded pipeline with silero-vad's speech regions), scored with
+pyannote.metrics (no collar, overlaps scored). The bounds sit between the figures before and after the changes of
+docs/diarization.md ("Real-world audio"), so that each fails if its behaviour comes back:
+
+- over a music bed at 10 and 15 dB with noise and 6 s of music alone at each end (seed 0): 2 speakers (3 before),
+  nothing in the music-only stretches, DER under the bound (25 % and 22 % before, 13-14 % and 10 % after);
+- a clean conversation with overlapped speech: 2 speakers, DER under 11 % (11.0 % before, 9 % after);
+- a 10-minute two-speaker conversation: 2 speakers.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.media_conversation import long_conversation, rearranged_conversation
+from tests.media_speech import read_wav
+from whisper_subtitler.diarize import DiarizationOptions, load_diarizer
+from whisper_subtitler.types import Audio
+from whisper_subtitler.vad import speech_regions
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def diarizer():
+    with load_diarizer(DiarizationOptions(), device="cpu") as d:
+        yield d
+
+
+def diarize(diarizer, wav):
+    samples = read_wav(wav)
+    return diarizer.diarize(Audio(samples, 16_000, wav), speech=speech_regions(samples))
+
+
+def der(rttm, turns, duration: float) -> float:
+    """pyannote.metrics' DER of ``turns`` against ``rttm``, no collar, overlaps scored, over the whole file."""
+    from pyannote.core import Annotation, Segment
+    from pyannote.metrics.diarization import DiarizationErrorRate
+
+    reference, hypothesis = Annotation(), Annotation()
+    for k, line in enumerate(rttm.read_text().splitlines()):
+        f = line.split()
+        reference[Segment(float(f[3]), float(f[3]) + float(f[4])), k] = f[7]
+    for k, t in enumerate(turns):
+        hypothesis[Segment(t.start, t.end), k] = t.speaker
+    return float(DiarizationErrorRate(collar=0.0, skip_overlap=False)(reference, hypothesis, uem=Segment(0, duration)))
+
+
+@pytest.mark.parametrize("snr_db, max_der", [(10.0, 0.17), (15.0, 0.14)])
+def test_music_bed_gives_no_spurious_speaker_and_nothing_in_the_music(diarizer, tmp_path, snr_db, max_der):
+    made = rearranged_conversation(
+        tmp_path / "music.wav", seed=0, lead=6.0, tail=6.0, music_snr_db=snr_db, noise_snr_db=25.0
+    )
+    diarization = diarize(diarizer, made.wav)
+    first, last = made.utterances[0].start, max(u.end for u in made.utterances)
+    assert len(diarization.speakers) == 2
+    assert all(first <= t.start and t.end <= last for t in diarization.turns)  # nobody speaks in the music alone
+    assert der(made.rttm, diarization.turns, made.duration) <= max_der
+
+
+def test_overlapped_conversation(diarizer, tmp_path):
+    made = rearranged_conversation(tmp_path / "overlap.wav", seed=1, overlap=0.4)
+    assert any(b.start < a.end for a, b in zip(made.utterances, made.utterances[1:]))  # it does overlap
+    diarization = diarize(diarizer, made.wav)
+    assert len(diarization.speakers) == 2
+    assert der(made.rttm, diarization.turns, made.duration) <= 0.105
+
+
+def test_ten_minutes_of_two_speakers_give_two_speakers(diarizer, tmp_path):
+    made = long_conversation(tmp_path / "long.wav", 600.0, first_seed=2000)
+    diarization = diarize(diarizer, made.wav)
+    assert len(diarization.speakers) == 2
+    assert der(made.rttm, diarization.turns, made.duration) <= 0.12
