@@ -7,7 +7,7 @@ overlaps, under music beds and noise, and long; built reproducibly (same argumen
 
 Every file is the 13 real utterances of ``sample.wav`` (two people on a phone line, ``sample.stm``) cut out and laid
 out again by ``tests/media_conversation.py`` with a seed: another order, other pauses, other speaker changes, the
-exact reference (STM and RTTM). Groups (:func:`specs`):
+exact reference (STM and RTTM). Groups (:func:`specs`), after pyannote's own ``sample.wav`` (group ``sample``):
 
 - ``clean``: eight orders per split; pauses of three styles (quick 0.1-0.5 s, normal 0.2-0.8 s, slow 0.6-1.6 s),
   and every other file with overlapped speech (an utterance starts 0.2-0.6 s before the other speaker's ends, with
@@ -174,10 +174,33 @@ def build_long(name: str, seconds: float, out: Path) -> dict:
     }
 
 
+def copy_sample(out: Path) -> dict:
+    """pyannote's own ``sample.wav`` with its STM and RTTM, copied into ``out`` (group ``sample``, split ``tuning``:
+    earlier constants were checked on it); its manifest entry."""
+    import shutil
+
+    from tests import media
+    from tests.media_conversation import read_stm
+    from tests.media_speech import SAMPLE_RATE, read_wav
+
+    for source in (media.SAMPLE_WAV, media.SAMPLE_STM, media.SAMPLE_RTTM):
+        shutil.copyfile(source, out / source.name)
+    spec = Spec("sample", "tuning", "sample", -1, (0.0, 0.0), lead=0.0, tail=0.0)
+    return {
+        **asdict(spec),
+        "wav": media.SAMPLE_WAV.name,
+        "stm": media.SAMPLE_STM.name,
+        "rttm": media.SAMPLE_RTTM.name,
+        "duration": len(read_wav(media.SAMPLE_WAV)) / SAMPLE_RATE,
+        "speakers": len({u.speaker for u in read_stm(media.SAMPLE_STM)}),
+        "background_only": [],
+    }
+
+
 def build_set(out: Path, long: bool = False, splits=("tuning", "held-out")) -> list[dict]:
     """Build the whole set into ``out`` (module docstring) and write ``out/manifest.json``; its entries."""
     out.mkdir(parents=True, exist_ok=True)
-    entries = [build(spec, out) for spec in specs(splits)]
+    entries = [copy_sample(out)] + [build(spec, out) for spec in specs(splits)]
     if long:
         entries += [build_long(name, seconds, out) for name, seconds in LONG_SECONDS.items()]
     (out / "manifest.json").write_text(json.dumps(entries, indent=1) + "\n")

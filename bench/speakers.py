@@ -19,8 +19,9 @@ Figures (both sides lower-cased, punctuation removed, ``tests.media.normalize``)
   files of a group); ``speakers_found`` against ``speakers``;
 - ``wer`` and ``cpwer``: meeteval's cpWER (CHiME-6) with one speaker on both sides, and with the speakers;
   ``cpwer - wer`` is what speaker attribution adds;
-- ``background_words`` and ``background_turn_s``: words and diarized seconds inside the stretches where music or
-  noise plays alone (``background_only`` of the manifest): both must be 0 (no cue, no speaker there).
+- ``background_words`` and ``background_turn_s``: words whose middle lies in the stretches where music or noise
+  plays alone (``background_only`` of the manifest), and diarized seconds there: both must be 0 (no cue, no
+  speaker there).
 
 Long files (group ``long``, ``--long``): diarization only, in a child process (peak RSS of that process: Python,
 torch, both models and the whole waveform), DER and speakers found; ``--long-only`` runs only them.
@@ -200,7 +201,7 @@ def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer)
         "speakers_found": len({t.speaker for t in turns}),
         "der_parts": der_parts(read_rttm(folder / entry["rttm"]), as_annotation(turns), entry["duration"]),
         **word_errors(words, reference),
-        "background_words": sum(in_stretches(a, b, background) > 0 for _, a, b, _ in words),
+        "background_words": sum(in_stretches((a + b) / 2, (a + b) / 2 + 1e-6, background) > 0 for _, a, b, _ in words),
         "background_turn_s": round(sum(in_stretches(t.start, t.end, background) for t in turns), 3),
         "diarize_s": round(seconds, 2),
         "_turns": [[t.start, t.end, t.speaker] for t in turns],
@@ -356,6 +357,7 @@ def main() -> int:
     parser.add_argument("--long", action="store_true", help="also the long files (when the set has them)")
     parser.add_argument("--long-only", action="store_true", help="only the long files")
     parser.add_argument("--label", default="", help="a label stored in the JSON (e.g. before/after)")
+    parser.add_argument("--cached-only", action="store_true", help="only the files already transcribed in --cache")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     manifest = json.loads((args.set / "manifest.json").read_text())
@@ -369,6 +371,8 @@ def main() -> int:
         diarizer = load_diarizer(DiarizationOptions(), "cpu")
         for entry in manifest:
             if entry["group"] == "long" or entry["split"] not in splits or (groups and entry["group"] not in groups):
+                continue
+            if args.cached_only and not (args.cache / f"{digest(args.set / entry['wav'])}.transcript.json").exists():
                 continue
             row = evaluate_file(entry, args.set, transcriber, diarizer)
             row.pop("_keep")
