@@ -1,6 +1,6 @@
 """Synthetic conversations for speaker diarization: espeak-ng voices, turns laid end to end, and the exact
-reference (RTTM) from the trimmed duration of each utterance. Used by the diarization tests and by
-``scripts/tune_diarization.py``; nothing is committed or downloaded.
+reference (RTTM) from the trimmed duration of each utterance. Used by the diarization tests (the clustering
+threshold was tuned on such conversations, docs/diarization.md); nothing is committed or downloaded.
 
 Two espeak-ng voices that differ only slightly are heard as one speaker by a speaker-embedding model; the
 voices below differ in espeak voice, variant and pitch, and some are shifted further with ``sox pitch``
@@ -143,7 +143,7 @@ def conversation(
     return Conversation(target, rttm, tuple(turns), len(samples) / SAMPLE_RATE)
 
 
-# The tests' two-voice clip. The tuning script uses other sentences (scripts/tune_diarization.py).
+# The tests' two-voice clip. The threshold's tuning used other sentences (docs/diarization.md).
 TEST_SCRIPT = (
     (VOICE_A, "Good morning and welcome to the weekly planning meeting."),
     (VOICE_B, "Thank you. I would like to start with the budget for the spring campaign."),
