@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from whisper_subtitler.diarize import pyannote_compat  # noqa: F401  (prepares torchaudio before pyannote.audio)
 from whisper_subtitler.diarize.recount import MIN_SPEECH, merges, recount, relabel_all, speaker_stretches
 
 A = np.array([1.0, 0.0, 0.0])
@@ -63,9 +64,7 @@ def test_stretches_are_the_longest_turns_cut_to_their_middle():
 
 
 def test_recount_relabels_both_diarizations_and_joins_turns():
-    from whisper_subtitler.diarize import pyannote_compat  # noqa: F401  (prepares torchaudio before pyannote.audio)
-
-    from pyannote.audio.pipelines.speaker_diarization import DiarizeOutput  # noqa: I001
+    from pyannote.audio.pipelines.speaker_diarization import DiarizeOutput
 
     turns = [(0, 5, "x"), (5, 6, "z"), (6, 12, "x"), (13, 20, "y")]
     output = DiarizeOutput(
@@ -107,10 +106,10 @@ def test_mask_to_speech_silences_frames_outside_speech():
 
 @pytest.mark.parametrize("margin, expected", [(0.0, [0, 1, 2, 2, 1]), (0.2, [0, 1, 1, 2, 1])])
 def test_overlap_needs_the_margin(monkeypatch, margin, expected):
-    from whisper_subtitler.diarize.embedded import OfflineSpeakerDiarization
-
-    from pyannote.audio.core.inference import Inference  # noqa: I001  (after pyannote_compat, via embedded)
+    from pyannote.audio.core.inference import Inference
     from pyannote.core import SlidingWindow, SlidingWindowFeature
+
+    from whisper_subtitler.diarize.embedded import OfflineSpeakerDiarization
 
     mean = np.array([[0.2], [1.1], [1.55], [1.8], [1.2]])  # mean count of active local speakers per frame
     monkeypatch.setattr(Inference, "trim", staticmethod(lambda s, warm_up: s))
