@@ -106,7 +106,8 @@ def rearranged_conversation(
     for k, i in enumerate(order):
         if k and overlap and utterances[i].speaker != utterances[order[k - 1]].speaker and overlaps.random() < overlap:
             shortest = min(len(cuts[i]), len(cuts[order[k - 1]]))
-            position -= min(round(overlaps.uniform(0.2, 0.6) * SAMPLE_RATE), int(0.4 * shortest))
+            previous_end = starts[-1] + len(cuts[order[k - 1]])  # the pause drawn after it is not used
+            position = previous_end - min(round(overlaps.uniform(0.2, 0.6) * SAMPLE_RATE), int(0.4 * shortest))
         starts.append(position)
         pause = rng.uniform(*gaps) if k + 1 < len(order) else tail
         position += len(cuts[i]) + round(pause * SAMPLE_RATE)
