@@ -6,8 +6,10 @@ pyannote.metrics (no collar, overlaps scored). The bounds sit between the figure
 docs/diarization.md ("Real-world audio"), so that each fails if its behaviour comes back:
 
 - over a music bed at 10 and 15 dB with noise and 6 s of music alone at each end (seed 0): 2 speakers (3 before),
-  nothing in the music-only stretches, DER under the bound (25 % and 22 % before, 13-14 % and 10 % after);
-- a clean conversation with overlapped speech: 2 speakers, DER under 11 % (11.0 % before, 9 % after);
+  no turn in the music-only stretches (beyond the VAD's padding), DER under the bound (25 % and 22 % before,
+  13-14 % and 10 % after);
+- a clean conversation with overlapped speech (seed 1, two overlaps, 0.74 s): 2 speakers, DER under 9.5 % (10.1 %
+  before, 8.3 % after);
 - a 10-minute two-speaker conversation: 2 speakers.
 """
 
@@ -57,7 +59,8 @@ def test_music_bed_gives_no_spurious_speaker_and_nothing_in_the_music(diarizer, 
     diarization = diarize(diarizer, made.wav)
     first, last = made.utterances[0].start, max(u.end for u in made.utterances)
     assert len(diarization.speakers) == 2
-    assert all(first <= t.start and t.end <= last for t in diarization.turns)  # nobody speaks in the music alone
+    pad = 0.05  # s: silero-vad's 30 ms padding around speech, rounded up
+    assert all(first - pad <= t.start and t.end <= last + pad for t in diarization.turns)  # none in the music alone
     assert der(made.rttm, diarization.turns, made.duration) <= max_der
 
 
@@ -66,7 +69,7 @@ def test_overlapped_conversation(diarizer, tmp_path):
     assert any(b.start < a.end for a, b in zip(made.utterances, made.utterances[1:]))  # it does overlap
     diarization = diarize(diarizer, made.wav)
     assert len(diarization.speakers) == 2
-    assert der(made.rttm, diarization.turns, made.duration) <= 0.105
+    assert der(made.rttm, diarization.turns, made.duration) <= 0.095
 
 
 def test_ten_minutes_of_two_speakers_give_two_speakers(diarizer, tmp_path):
