@@ -63,7 +63,7 @@ SEGMENTATION_STEP = 0.1  # fraction of the 10 s window between windows (1 s): py
 MAX_CLUSTERED = 5_000
 # How far past k - 0.5 the mean count of active local speakers over the windows must reach for k >= 2 speakers at
 # once (pyannote rounds: 0). Chosen on the tuning split of bench/conversations.py (docs/diarization.md).
-OVERLAP_MARGIN = 0.3
+OVERLAP_MARGIN = 0.0
 
 
 def at_most(filter_embeddings, limit: int = MAX_CLUSTERED):
@@ -166,7 +166,7 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
         block_windows: float = BLOCK_WINDOWS,
         reassign: bool = True,
         recount: bool = True,
-        speech_mask: bool = True,
+        speech_mask: bool = False,
         overlap_margin: float | None = None,
         token: str | None = None,  # noqa: ARG002 - part of pyannote's pipeline constructor protocol
         cache_dir: str | Path | None = None,  # noqa: ARG002
