@@ -161,7 +161,13 @@ Model = Annotated[
     ),
 ]
 Language = Annotated[
-    Optional[str], typer.Option("--language", "-l", help="Spoken language (code or name); detected when absent.")
+    Optional[str],
+    typer.Option(
+        "--language",
+        "-l",
+        help="Spoken language (code or name), forced for the whole file; a comma list (en,es) lets each speech "
+        "region take one of those; detected per speech region when absent.",
+    ),
 ]
 TaskOption = Annotated[Task, typer.Option(help="transcribe, or translate into English.")]
 BatchSize = Annotated[
@@ -709,8 +715,10 @@ class TranscribeArgs(SubtitleArgs):
             )
         if self.compute_type is ComputeType.BFLOAT16 and self.no_batch:
             raise UsageError("--compute-type bfloat16 runs on the batched path only (not with --no-batch)")
+        language, languages = parse_languages(self.language)
         options = TranscribeOptions(
-            language=parse_language(self.language),
+            language=language,
+            languages=languages,
             task=self.task.value,
             temperatures=parse_temperatures(self.temperature),
             initial_prompt=(self.initial_prompt or "").strip() or None,
@@ -887,6 +895,18 @@ def parse_language(value: str | None) -> str | None:
     if v in TO_LANGUAGE_CODE:
         return str(TO_LANGUAGE_CODE[v])
     raise UsageError(f"unknown language {value!r}; use an ISO 639-1 code such as en, de, ja, or a name such as German")
+
+
+def parse_languages(value: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """``--language`` of ``transcribe``: ``(language, ())`` for one language, forced for the whole file;
+    ``(None, codes)`` for a comma list (each speech region gets one of them); ``(None, ())`` to detect among all.
+    Raises ``UsageError`` for an unknown language."""
+    if value is None or "," not in value:
+        return parse_language(value), ()
+    codes = tuple(dict.fromkeys(c for p in value.split(",") if p.strip() and (c := parse_language(p.strip()))))
+    if len(codes) == 1:
+        return codes[0], ()
+    return None, codes
 
 
 def output_formats(formats: tuple[str, ...], diarization: DiarizationOptions | None) -> tuple[str, ...]:
