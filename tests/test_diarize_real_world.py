@@ -6,7 +6,7 @@ pyannote.metrics (no collar, overlaps scored). The bounds sit between the figure
 docs/diarization.md ("Real-world audio"), so that each fails if its behaviour comes back:
 
 - over a music bed at 10 and 15 dB with noise and 6 s of music alone at each end (seed 0): 2 speakers (3 before),
-  no turn in the music-only stretches (beyond the VAD's padding), DER under the bound (25 % and 22 % before,
+  no turn in the music-only stretches (beyond 0.25 s of the speech's edges), DER under the bound (25 % and 22 % before,
   13-14 % and 10 % after);
 - a clean conversation with overlapped speech (seed 1, two overlaps, 0.74 s): 2 speakers, DER at most 11 % (10.1 %
   before and after: a guard, no gain);
@@ -59,7 +59,7 @@ def test_music_bed_gives_no_spurious_speaker_and_nothing_in_the_music(diarizer, 
     diarization = diarize(diarizer, made.wav)
     first, last = made.utterances[0].start, max(u.end for u in made.utterances)
     assert len(diarization.speakers) == 2
-    pad = 0.05  # s: silero-vad's 30 ms padding around speech, rounded up
+    pad = 0.25  # s: turn edges blur by up to about 0.1-0.2 s into the music next to speech (before and after)
     assert all(first - pad <= t.start and t.end <= last + pad for t in diarization.turns)  # none in the music alone
     assert der(made.rttm, diarization.turns, made.duration) <= max_der
 
