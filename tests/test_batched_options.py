@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
-from whisper_subtitler.decoding.transcriber import BatchedDecoding
-from whisper_subtitler.decoding.tuning import DecodingSettings, batch_candidates, choose_settings
-from whisper_subtitler.transcribe import SequentialDecoding
+from whisper_subtitler.transcription.batched import BatchedDecoding
+from whisper_subtitler.transcription.sequential import SequentialDecoding
+from whisper_subtitler.transcription.tuning import DecodingSettings, batch_candidates, choose_settings
 from whisper_subtitler.transcription import TranscribeOptions
 
 
@@ -143,7 +143,7 @@ def test_level_2_measures_batch_sizes_once_and_caches_the_winner(tmp_path, monke
 
 
 def test_word_change_is_the_share_of_words_not_kept_in_order():
-    from whisper_subtitler.decoding.tuning import word_change
+    from whisper_subtitler.transcription.tuning import word_change
 
     words = "the quick brown fox jumps over the lazy dog".split()
     assert word_change(words, words) == 0.0 and word_change([], []) == 0.0

@@ -70,7 +70,7 @@ def speech(clean_speech):
 
 @pytest.fixture(scope="module")
 def batched(tiny, clean_speech, speech):
-    from whisper_subtitler.decoding.transcriber import BatchedTranscriber
+    from whisper_subtitler.transcription.batched import BatchedTranscriber
 
     return BatchedTranscriber(tiny, TranscribeOptions(), batch_size=4, model_name="tiny.en").transcribe(
         clean_speech[0], speech
@@ -82,7 +82,7 @@ def wer(reference: str, hypothesis: str) -> float:
 
 
 def test_batched_gives_the_same_words_as_the_sequential_path(tiny, clean_speech, speech, batched):
-    from whisper_subtitler.transcribe import SequentialTranscriber
+    from whisper_subtitler.transcription.sequential import SequentialTranscriber
 
     sequential = SequentialTranscriber(tiny, TranscribeOptions(), model_name="tiny.en").transcribe(
         clean_speech[0], speech
@@ -203,7 +203,7 @@ def test_simulated_out_of_memory_loses_no_chunk(tiny, clean_speech, speech, batc
     from whisper_subtitler.decoding import budgeted
     from whisper_subtitler.decoding.chunking import plan_chunks
     from whisper_subtitler.decoding.features import array_source
-    from whisper_subtitler.decoding.transcriber import ChunkTranscriber
+    from whisper_subtitler.transcription.batched import ChunkTranscriber
 
     class OutOfMemoryError(RuntimeError):
         pass
@@ -231,7 +231,7 @@ def test_simulated_out_of_memory_loses_no_chunk(tiny, clean_speech, speech, batc
 
 
 def test_no_speech_gives_no_segments_and_tiny_chunks_work(tiny, clean_speech):
-    from whisper_subtitler.decoding.transcriber import BatchedTranscriber
+    from whisper_subtitler.transcription.batched import BatchedTranscriber
 
     audio = clean_speech[0]
     silent = Audio(samples=np.zeros(5 * SAMPLE_RATE, np.float32), sample_rate=SAMPLE_RATE, source=Path("silence"))
@@ -243,7 +243,7 @@ def test_no_speech_gives_no_segments_and_tiny_chunks_work(tiny, clean_speech):
 
 
 def test_speech_up_to_the_last_sample_is_transcribed(tiny, clean_speech, batched):
-    from whisper_subtitler.decoding.transcriber import BatchedTranscriber
+    from whisper_subtitler.transcription.batched import BatchedTranscriber
     from whisper_subtitler.vad import speech_regions
 
     audio = clean_speech[0]

@@ -735,8 +735,8 @@ class TranscribeArgs(SubtitleArgs):
 
     def decoding(self) -> Decoding:
         """``--no-batch``: the sequential decoding; else the batched one, with ``--batch-size``."""
-        from whisper_subtitler.decoding.transcriber import BatchedDecoding
-        from whisper_subtitler.transcribe import SequentialDecoding
+        from whisper_subtitler.transcription.batched import BatchedDecoding
+        from whisper_subtitler.transcription.sequential import SequentialDecoding
 
         return SequentialDecoding() if self.no_batch else BatchedDecoding(self.batch_size)
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from whisper_subtitler.cues import CueOptions, build_cues
 from whisper_subtitler.cues.guards import clean_transcript
-from whisper_subtitler.decoding.transcriber import BatchedDecoding
+from whisper_subtitler.transcription.batched import BatchedDecoding
 from whisper_subtitler.models.holder import ModelHolder
 from whisper_subtitler.outputs import output_path, write_subtitles
 from whisper_subtitler.pieces import open_stream, prepare_first, resume, speech_pieces

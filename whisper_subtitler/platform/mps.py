@@ -85,7 +85,7 @@ def prepare_model(model: Any, selection: Selection) -> Any:
         keep_alignment_heads_on_cpu(model)
         patch_whisper_dtw()
     if selection.dtype == "int8":
-        from whisper_subtitler.decoding.quantize import quantize_int8
+        from whisper_subtitler.platform.quantize import quantize_int8
 
         model = quantize_int8(cast_model(model, "float32"))  # on the CPU: the selection refuses int8 elsewhere
     else:

@@ -36,7 +36,7 @@ from whisper_subtitler.decoding.features import (
 )
 from whisper_subtitler.decoding.quality import Decoded, Thresholds, best_attempt, is_silence, needs_fallback
 from whisper_subtitler.platform.batch_advice import CPU_BATCH  # the batch size after an out-of-memory move to the CPU
-from whisper_subtitler.transcription import (
+from whisper_subtitler.transcription.protocol import (
     Region,
     TranscribeOptions,
     check_options,
@@ -342,7 +342,7 @@ class BatchedTranscriber:
 
     def settings(self, audio: Audio, speech: Sequence[Region], options: TranscribeOptions) -> DecodingSettings:
         """How to decode ``speech`` of ``audio`` on the model's device now (see the class docstring)."""
-        from whisper_subtitler.decoding.tuning import choose_settings
+        from whisper_subtitler.transcription.tuning import choose_settings
 
         if self.on_cpu:
             return DecodingSettings()

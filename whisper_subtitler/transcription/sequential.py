@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from whisper_subtitler.transcription import (
+from whisper_subtitler.transcription.protocol import (
     Region,
     TranscribeOptions,
     check_options,

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from difflib import SequenceMatcher
 
-from whisper_subtitler.decoding.transcriber import ChunkTranscriber, DecodingSettings
 from whisper_subtitler.platform.machine import BackendName
-from whisper_subtitler.transcription import TranscribeOptions
+from whisper_subtitler.transcription.batched import ChunkTranscriber, DecodingSettings
+from whisper_subtitler.transcription.protocol import TranscribeOptions
 from whisper_subtitler.types import Audio
 
 log = logging.getLogger(__name__)
