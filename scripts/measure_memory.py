@@ -44,7 +44,7 @@ def measure_one(model_name: str, batch: int, device: str) -> dict:
     import whisper
 
     from tests import media
-    from whisper_subtitler.decoding.budgeted import decode_features
+    from whisper_subtitler.decoding.decode import decode_features
     from whisper_subtitler.decoding.features import log_mel_windows
     from whisper_subtitler.models import load_whisper, resolve_model, wheels
     from whisper_subtitler.platform.batch_advice import WHISPER_DIMS

@@ -119,7 +119,7 @@ def test_batched_decoding_matches_whisper_decode_row_for_row(tiny, clean_speech,
     import torch
     import whisper
 
-    from whisper_subtitler.decoding.budgeted import decode_features
+    from whisper_subtitler.decoding.decode import decode_features
     from whisper_subtitler.decoding.chunking import plan_chunks, token_budget
     from whisper_subtitler.decoding.features import array_source, chunk_samples, log_mel_windows
 
@@ -146,7 +146,7 @@ def test_batched_alignment_gives_add_word_timestamps_words_and_times(tiny, clean
     from whisper.tokenizer import get_tokenizer
 
     from whisper_subtitler.decoding.alignment import align_batch
-    from whisper_subtitler.decoding.budgeted import decode_features
+    from whisper_subtitler.decoding.decode import decode_features
     from whisper_subtitler.decoding.chunking import plan_chunks, token_budget
     from whisper_subtitler.decoding.features import array_source, chunk_samples, log_mel_windows
 
@@ -186,7 +186,7 @@ def test_batched_alignment_gives_add_word_timestamps_words_and_times(tiny, clean
 def test_token_budget_stops_a_row_and_marks_it_truncated(tiny, clean_speech, speech):
     import torch
 
-    from whisper_subtitler.decoding.budgeted import decode_features
+    from whisper_subtitler.decoding.decode import decode_features
     from whisper_subtitler.decoding.chunking import plan_chunks
     from whisper_subtitler.decoding.features import array_source, chunk_samples, log_mel_windows
 
@@ -200,7 +200,7 @@ def test_token_budget_stops_a_row_and_marks_it_truncated(tiny, clean_speech, spe
 
 
 def test_simulated_out_of_memory_loses_no_chunk(tiny, clean_speech, speech, batched, monkeypatch):
-    from whisper_subtitler.decoding import budgeted
+    from whisper_subtitler.decoding import decode
     from whisper_subtitler.decoding.chunking import plan_chunks
     from whisper_subtitler.decoding.features import array_source
     from whisper_subtitler.transcription.batched import ChunkTranscriber
@@ -208,7 +208,7 @@ def test_simulated_out_of_memory_loses_no_chunk(tiny, clean_speech, speech, batc
     class OutOfMemoryError(RuntimeError):
         pass
 
-    real = budgeted.decode_features
+    real = decode.decode_features
     sizes: list[int] = []
 
     def decode_at_most_one(model, features, budgets, **kw):
@@ -217,7 +217,7 @@ def test_simulated_out_of_memory_loses_no_chunk(tiny, clean_speech, speech, batc
             raise OutOfMemoryError("CUDA out of memory (simulated)")
         return real(model, features, budgets, **kw)
 
-    monkeypatch.setattr(budgeted, "decode_features", decode_at_most_one)
+    monkeypatch.setattr(decode, "decode_features", decode_at_most_one)
     source = array_source(clean_speech[0].samples)
     chunks = plan_chunks(speech)
     assert len(chunks) >= 2

@@ -32,7 +32,7 @@ def tiny_features():
 def test_compiled_step_gives_the_same_tokens_and_compiles_graphs(tiny_features):
     from torch._dynamo.utils import counters
 
-    from whisper_subtitler.decoding.budgeted import decode_features
+    from whisper_subtitler.decoding.decode import decode_features
 
     model, features = tiny_features
     budgets = [120, 60, 3]  # the last row stops at its budget, so the batch shrinks from 3 rows to 2, then 1

@@ -122,7 +122,7 @@ def test_batched_beam_search_is_openai_whispers_for_every_chunk_of_the_batch(tin
     import torch
     import whisper
 
-    from whisper_subtitler.decoding.budgeted import decode_features
+    from whisper_subtitler.decoding.decode import decode_features
     from whisper_subtitler.decoding.features import encode_windows
 
     audio, _ = sample
@@ -150,7 +150,7 @@ def test_batched_beam_search_is_openai_whispers_for_every_chunk_of_the_batch(tin
 def test_best_of_keeps_the_most_probable_of_its_samples(tiny, sample):
     import torch
 
-    from whisper_subtitler.decoding.budgeted import decode_features, most_probable
+    from whisper_subtitler.decoding.decode import decode_features, most_probable
     from whisper_subtitler.decoding.features import encode_windows
 
     audio, _ = sample

@@ -43,6 +43,7 @@ from whisper_subtitler.transcription.protocol import (
     detect_language,
     new_transcript,
 )
+from whisper_subtitler.transcription.tuning import DecodingSettings, choose_settings
 from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment, Transcript, Word
 
 if TYPE_CHECKING:
@@ -54,18 +55,6 @@ log = logging.getLogger(__name__)
 def thresholds_of(options: TranscribeOptions) -> Thresholds:
     """The temperature fallback's thresholds asked for in ``options`` (``--compression-ratio-threshold``, ...)."""
     return Thresholds(options.compression_ratio_threshold, options.logprob_threshold, options.no_speech_threshold)
-
-
-@dataclass(frozen=True, slots=True)
-class DecodingSettings:
-    """How the batched stage decodes (chosen by ``tuning.choose_settings``): ``batch_size`` rows per batch;
-    ``decoder_kernels``: on, off, or ``None`` for the device's default; ``compiled_decoder``: decoding steps through
-    ``torch.compile``; ``attention``: the SDPA kernel, ``None`` for PyTorch's choice (see ``ChunkTranscriber``)."""
-
-    batch_size: int = CPU_BATCH
-    decoder_kernels: bool | None = None
-    compiled_decoder: bool = False
-    attention: str | None = None
 
 
 class ChunkTranscriber:
@@ -220,7 +209,7 @@ class ChunkTranscriber:
     def _decode_group(self, group: list[Chunk], source: SampleSource) -> list[tuple[Segment, ...]]:
         import torch
 
-        from whisper_subtitler.decoding import budgeted
+        from whisper_subtitler.decoding import budgeted, decode
         from whisper_subtitler.decoding.alignment import align_batch
         from whisper_subtitler.decoding.kernels import attention_kernel
 
@@ -236,7 +225,7 @@ class ChunkTranscriber:
             suppressed = self.options.suppressed()
             for temperature in self.options.temperatures:
                 rows = features if len(pending) == len(group) else features[pending]
-                decoded = budgeted.decode_features(
+                decoded = decode.decode_features(
                     self.model,
                     rows,
                     [budgets[i] for i in pending],
@@ -342,14 +331,19 @@ class BatchedTranscriber:
 
     def settings(self, audio: Audio, speech: Sequence[Region], options: TranscribeOptions) -> DecodingSettings:
         """How to decode ``speech`` of ``audio`` on the model's device now (see the class docstring)."""
-        from whisper_subtitler.transcription.tuning import choose_settings
-
         if self.on_cpu:
             return DecodingSettings()
         if self.selection is None:
             return DecodingSettings(self.batch_size or CPU_BATCH)
         return choose_settings(
-            self.model, audio, speech, options, self.selection, model_name=self.model_name, requested=self.batch_size
+            self.model,
+            audio,
+            speech,
+            options,
+            self.selection,
+            model_name=self.model_name,
+            requested=self.batch_size,
+            trial=ChunkTranscriber,
         )
 
     def transcribe(
