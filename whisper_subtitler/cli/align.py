@@ -12,8 +12,8 @@ from typing import Annotated
 
 import typer
 
-from whisper_subtitler.cli import err, fail, setup_logging
-from whisper_subtitler.cli_options import (
+from whisper_subtitler.cli.app import err, fail, setup_logging
+from whisper_subtitler.cli.options import (
     AudioLanguage,
     Bom,
     Crlf,

@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.logging import RichHandler
 
 from whisper_subtitler import __version__
-from whisper_subtitler import cli_options as o
-from whisper_subtitler.cli_options import subtitle_options
+from whisper_subtitler.cli import options as o
+from whisper_subtitler.cli.options import subtitle_options
 from whisper_subtitler.cues.labels import SpeakerStyle
 from whisper_subtitler.errors import SubtitlerError
 from whisper_subtitler.interrupts import ending_on_signals, exit_code, signal_number
@@ -322,7 +322,7 @@ def format_transcripts(
     raise finish(summary, json_summary=False)
 
 
-from whisper_subtitler.align.command import align as _align  # noqa: E402 - it uses the options defined above
+from whisper_subtitler.cli.align import align as _align  # noqa: E402 - it uses the options defined above
 
 app.command("align", epilog=EXIT_CODES_HELP)(_align)
 
