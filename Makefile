@@ -4,6 +4,9 @@
 #   make lint    ruff (lint and format check) and mypy, configured in pyproject.toml
 #   make bench   speed and memory against openai-whisper and faster-whisper, and speaker diarization against
 #                pyannote's own pipeline (docs/benchmarks.md), memory per batch row (docs/memory-cpu.json)
+#   make bench-memory               memory per batch row only (bench/memory.py -> docs/memory-cpu.json)
+#   make long-clip OUT=DIR          the 10-minute benchmark clip with its transcript (bench/long_clip.py)
+#   make cue-stats TRANSCRIPT=FILE  the readability figures of the cues of a saved transcript (bench/cue_stats.py)
 # TORCH picks the PyTorch build when the venv has none yet; see README "Install" for CUDA, ROCm and Apple silicon.
 
 VENV    ?= .venv
@@ -14,7 +17,7 @@ PIP     := $(PY) -m pip
 EXTRAS  ?= diarize,tiny
 CONSTRAINTS := $(VENV)/torch-constraints.txt
 
-.PHONY: install install-test lint demo test test-fast bench clean
+.PHONY: install install-test lint demo test test-fast bench bench-memory long-clip cue-stats clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -56,7 +59,17 @@ test-fast: install-test
 bench: install-test
 	$(PY) scripts/bench_diarization.py --out docs/diarization-benchmark.json
 	$(PY) bench/run.py --out docs/benchmarks.md --batch-sizes 1,4,8,16
-	$(PY) scripts/measure_memory.py > docs/memory-cpu.json
+	$(PY) bench/memory.py > docs/memory-cpu.json
+
+bench-memory: install-test
+	$(PY) bench/memory.py > docs/memory-cpu.json
+
+OUT ?= bench-media
+long-clip: install-test
+	$(PY) bench/long_clip.py $(OUT)
+
+cue-stats: install
+	$(PY) bench/cue_stats.py $(TRANSCRIPT)
 
 clean:
 	rm -rf $(VENV) examples/media examples/output .pytest_cache .ruff_cache .mypy_cache

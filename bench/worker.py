@@ -71,9 +71,9 @@ def run_ours(args, *, int8: bool = False, fp32: bool = False) -> dict:
     import torch
 
     from whisper_subtitler import platform
-    from whisper_subtitler.transcription.batched import BatchedDecoding
     from whisper_subtitler.pipeline import Pipeline, RunOptions
     from whisper_subtitler.transcription import TranscribeOptions
+    from whisper_subtitler.transcription.batched import BatchedDecoding
     from whisper_subtitler.vad import _load_model
 
     selection = platform.configure(

@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
+from whisper_subtitler.transcription import TranscribeOptions
 from whisper_subtitler.transcription.batched import BatchedDecoding
 from whisper_subtitler.transcription.sequential import SequentialDecoding
 from whisper_subtitler.transcription.tuning import DecodingSettings, batch_candidates, choose_settings
-from whisper_subtitler.transcription import TranscribeOptions
 
 
 def test_candidates_on_the_cpu_and_around_the_gpu_advice():
@@ -162,8 +162,8 @@ def test_level_2_drops_a_candidate_that_changes_the_words(tmp_path, monkeypatch)
     import numpy as np
 
     from whisper_subtitler import platform
-    from whisper_subtitler.transcription import batched as transcriber
     from whisper_subtitler.models import load_whisper, resolve_model
+    from whisper_subtitler.transcription import batched as transcriber
     from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

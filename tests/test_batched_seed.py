@@ -161,8 +161,8 @@ def test_the_seed_and_not_the_batch_decides_what_is_sampled(tiny, sample_audio):
 
 @pytest.mark.slow
 def test_no_batch_path_is_seeded_too(tiny, sample_audio):
-    from whisper_subtitler.transcription.sequential import SequentialTranscriber
     from whisper_subtitler.transcription import TranscribeOptions
+    from whisper_subtitler.transcription.sequential import SequentialTranscriber
 
     audio, speech = sample_audio
     hot = TranscribeOptions(language="en", temperatures=(1.0,))  # openai-whisper samples every window

@@ -17,10 +17,10 @@ from whisper_subtitler.types import SAMPLE_RATE, Audio
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
-# The benchmark clip's sentences (scripts/make_long_clip.py); the first 24 are about 4 minutes of speech.
+# The benchmark clip's sentences (bench/long_clip.py); the first 24 are about 4 minutes of speech.
 SENTENCES = tuple(
     line
-    for line in (ROOT / "scripts" / "long_clip_sentences.txt").read_text().splitlines()
+    for line in (ROOT / "bench" / "long_clip_sentences.txt").read_text().splitlines()
     if line and not line.startswith("#")
 )[:24]
 PAUSES_S = (0.8, 2.5, 1.2, 4.0, 0.9, 6.0, 1.5)  # silences between the sentences, in turn
@@ -119,8 +119,8 @@ def test_batched_decoding_matches_whisper_decode_row_for_row(tiny, clean_speech,
     import torch
     import whisper
 
-    from whisper_subtitler.decoding.decode import decode_features
     from whisper_subtitler.decoding.chunking import plan_chunks, token_budget
+    from whisper_subtitler.decoding.decode import decode_features
     from whisper_subtitler.decoding.features import array_source, chunk_samples, log_mel_windows
 
     source = array_source(clean_speech[0].samples)
@@ -146,8 +146,8 @@ def test_batched_alignment_gives_add_word_timestamps_words_and_times(tiny, clean
     from whisper.tokenizer import get_tokenizer
 
     from whisper_subtitler.decoding.alignment import align_batch
-    from whisper_subtitler.decoding.decode import decode_features
     from whisper_subtitler.decoding.chunking import plan_chunks, token_budget
+    from whisper_subtitler.decoding.decode import decode_features
     from whisper_subtitler.decoding.features import array_source, chunk_samples, log_mel_windows
 
     source = array_source(clean_speech[0].samples)
@@ -186,8 +186,8 @@ def test_batched_alignment_gives_add_word_timestamps_words_and_times(tiny, clean
 def test_token_budget_stops_a_row_and_marks_it_truncated(tiny, clean_speech, speech):
     import torch
 
-    from whisper_subtitler.decoding.decode import decode_features
     from whisper_subtitler.decoding.chunking import plan_chunks
+    from whisper_subtitler.decoding.decode import decode_features
     from whisper_subtitler.decoding.features import array_source, chunk_samples, log_mel_windows
 
     source = array_source(clean_speech[0].samples)

@@ -55,8 +55,8 @@ def test_a_failing_compiled_step_falls_back_to_eager_decoding(tiny_features, mon
     from whisper_subtitler.decoding import compiled
     from whisper_subtitler.decoding.chunking import plan_chunks
     from whisper_subtitler.decoding.features import array_source
-    from whisper_subtitler.transcription.batched import ChunkTranscriber
     from whisper_subtitler.transcription import TranscribeOptions
+    from whisper_subtitler.transcription.batched import ChunkTranscriber
     from whisper_subtitler.vad import speech_regions
 
     model, _ = tiny_features

@@ -219,8 +219,8 @@ def test_int8_quantizes_the_model_and_still_transcribes(sample):
     from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
 
     from whisper_subtitler import platform
-    from whisper_subtitler.transcription.batched import BatchedTranscriber
     from whisper_subtitler.models import load_whisper, resolve_model
+    from whisper_subtitler.transcription.batched import BatchedTranscriber
 
     selection = platform.configure("cpu", model="tiny.en", compute_type="int8", environ={}, log_warnings=False)
     assert selection.dtype == "int8"

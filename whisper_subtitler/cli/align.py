@@ -1,7 +1,7 @@
 """The ``align`` command: ``whisper-subtitler align MEDIA TRANSCRIPT``.
 
-Registered on the application in ``cli.py``; it shares the subtitle, output and speaker options of
-``transcribe`` (defined there) and reports on stderr, data (``--json``) on stdout.
+Registered on the application in ``cli.app``; it shares the subtitle, output and speaker options of
+``transcribe`` (``cli.options``) and reports on stderr, data (``--json``) on stdout.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from whisper_subtitler.cli.app import err, fail, setup_logging
+from whisper_subtitler.cli.console import err, fail, setup_logging
 from whisper_subtitler.cli.options import (
     AudioLanguage,
     Bom,
@@ -30,13 +30,10 @@ from whisper_subtitler.cli.options import (
     SpeakerStyleOption,
     Verbose,
     WordLevel,
-    check_audio_options,
-    check_diarization,
-    parse_language,
-    subtitle_options,
 )
 from whisper_subtitler.cues.labels import SpeakerStyle
 from whisper_subtitler.errors import ExitCode, SubtitlerError
+from whisper_subtitler.options import check_audio_options, check_diarization, parse_language, subtitle_options
 from whisper_subtitler.writers import resolve_formats
 
 

@@ -26,9 +26,7 @@ from dataclasses import replace
 
 import numpy as np
 import torch
-from whisper.decoding import DecodingTask, GreedyDecoder
-
-from whisper_subtitler.decoding.quality import Decoded
+from whisper.decoding import DecodingOptions, DecodingTask, GreedyDecoder
 
 
 def sampling_seed(seed: int, start_sample: int, temperature: float) -> int:

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
+import platform as _platform
+import sys
 from typing import TYPE_CHECKING, Any
 
 from whisper_subtitler.platform.machine import BackendName
@@ -24,6 +27,32 @@ if TYPE_CHECKING:
     from whisper_subtitler.platform.select import Selection
 
 log = logging.getLogger(__name__)
+
+
+MPS_FALLBACK_VARIABLE = "PYTORCH_ENABLE_MPS_FALLBACK"
+
+
+def enable_mps_fallback(environ: dict[str, str] | None = None) -> bool:
+    """Set ``PYTORCH_ENABLE_MPS_FALLBACK=1`` on Apple silicon unless the user set it; True when it is in effect.
+
+    torch reads the variable when it registers its MPS operators, at ``import torch``: set it later and
+    operators missing on MPS raise ``NotImplementedError`` instead of running on the CPU. So this runs before
+    the probe imports torch, and warns when torch was imported first.
+    """
+    env = os.environ if environ is None else environ
+    if sys.platform != "darwin" or _platform.machine() != "arm64":
+        return False
+    if MPS_FALLBACK_VARIABLE in env:
+        return env[MPS_FALLBACK_VARIABLE] not in ("", "0")
+    env[MPS_FALLBACK_VARIABLE] = "1"
+    if "torch" in sys.modules:
+        log.warning(
+            "torch was imported before %s could be set: operators missing on MPS will fail; "
+            "export %s=1 before starting",
+            MPS_FALLBACK_VARIABLE,
+            MPS_FALLBACK_VARIABLE,
+        )
+    return True
 
 
 def keep_alignment_heads_on_cpu(model: Any) -> None:

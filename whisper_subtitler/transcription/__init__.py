@@ -11,4 +11,12 @@ from whisper_subtitler.transcription.protocol import (
     new_transcript,
 )
 
-__all__ = ["Decoding", "Region", "TranscribeOptions", "Transcriber", "check_options", "detect_language", "new_transcript"]
+__all__ = [
+    "Decoding",
+    "Region",
+    "TranscribeOptions",
+    "Transcriber",
+    "check_options",
+    "detect_language",
+    "new_transcript",
+]

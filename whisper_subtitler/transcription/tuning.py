@@ -21,8 +21,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 from difflib import SequenceMatcher
+from typing import Any
 
 from whisper_subtitler.platform.batch_advice import CPU_BATCH  # the CPU's batch size
 from whisper_subtitler.platform.machine import BackendName
@@ -35,6 +35,13 @@ CPU_CANDIDATES = (4, 8, 16)  # above 8 adds little on the CPU (docs/performance.
 MIN_SAMPLE_CHUNKS = 4  # fewer chunks than this: nothing worth measuring, keep the advice
 MAX_WORD_CHANGE = 0.02  # a candidate whose words differ more from the first run's is dropped (fp16 rounding: less)
 PAYBACK_WINDOWS = 120  # 30-s windows in an hour of speech: a one-time cost (compilation) must pay back within it
+
+ATTENTION_KERNELS = {  # torch.nn.attention.SDPBackend names worth measuring per backend; cuDNN has no ROCm form
+    BackendName.CUDA: ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH"),
+    BackendName.ROCM: ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH"),
+    BackendName.MPS: ("MATH",),
+    BackendName.CPU: ("MATH",),  # PyTorch's own choice on the CPU is its flash kernel: no need to measure it twice
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +105,7 @@ def choose_settings(
 
     Level 2 measures at most ``max(candidates)`` chunks of ``audio`` per batch-size candidate (most speech first; a
     ``requested`` batch size is kept as it is), then one batch with the decoder kernels on and off, then with each
-    attention kernel of the backend (``kernels.ATTENTION_KERNELS``) and PyTorch's choice, then eager and compiled (a
+    attention kernel of the backend (``ATTENTION_KERNELS``) and PyTorch's choice, then eager and compiled (a
     first run, whose excess over the later ones, the compilation, is counted spread over an hour of speech, then
     timed runs); candidates that fail (out of memory, no compiler) are dropped; the winners are cached per device,
     driver, torch, dtype and model.
@@ -109,7 +116,6 @@ def choose_settings(
 
     from whisper_subtitler.decoding.chunking import decoding_order, plan_chunks
     from whisper_subtitler.decoding.features import array_source, quietest_point
-    from whisper_subtitler.decoding.kernels import ATTENTION_KERNELS
     from whisper_subtitler.platform import tune, tuning_key
     from whisper_subtitler.platform.batch_advice import GPU_BATCH_CAP
 
