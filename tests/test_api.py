@@ -3,6 +3,8 @@ once per ``Subtitler``, failures are typed exceptions and print nothing, options
 
 from __future__ import annotations
 
+import contextlib
+import io
 import subprocess
 import sys
 from collections import Counter
@@ -13,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests import media
-from tests.media_speech import read_wav, write_wav
+from tests.media_speech import read_wav
 from whisper_subtitler import (
     AudioOptions,
     DecodingOptions,
@@ -36,30 +38,12 @@ def readme_example() -> str:
     return section.split("```python\n", 1)[1].split("```", 1)[0]
 
 
-@pytest.mark.slow
-def test_readme_example_writes_the_srt_the_cli_writes(sample_mp4, tmp_path, monkeypatch, capsys):
-    from whisper_subtitler.cli import app
-
-    (tmp_path / "talk.mp4").symlink_to(sample_mp4)
-    monkeypatch.chdir(tmp_path)
-    exec(compile(readme_example(), str(README), "exec"), {})  # noqa: S102 - our own README's example
-    printed = capsys.readouterr().out
-    assert printed.startswith("en 30.0 s ('SPEAKER_00', 'SPEAKER_01')"), printed
-
-    args = ["transcribe", "talk.mp4", "--model", "tiny.en", "--diarize", "-f", "srt", "-o", "cli"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    api_srt = (tmp_path / "talk.srt").read_bytes()
-    assert api_srt == (tmp_path / "cli" / "talk.srt").read_bytes()
-    assert b"[SPEAKER_00]: " in api_srt and b"[SPEAKER_01]: " in api_srt
-
-
-@pytest.mark.slow
-def test_two_runs_load_each_model_once(monkeypatch, tmp_path):
+def count_loads(patch: pytest.MonkeyPatch) -> Counter[str]:
+    """Count the loads of Whisper (``models.load_whisper``) and of the diarization pipeline (``diarize.load_diarizer``)
+    while ``patch`` holds."""
     from whisper_subtitler import diarize, models
 
     loads: Counter[str] = Counter()
-    load_whisper, load_diarizer = models.load_whisper, diarize.load_diarizer
 
     def counted(name, load):
         def wrapper(*args, **kwargs):
@@ -68,21 +52,53 @@ def test_two_runs_load_each_model_once(monkeypatch, tmp_path):
 
         return wrapper
 
-    monkeypatch.setattr(models, "load_whisper", counted("whisper", load_whisper))
-    monkeypatch.setattr(diarize, "load_diarizer", counted("diarizer", load_diarizer))
-    events: list[tuple[str, float | None]] = []
-    sub = Subtitler(model="tiny.en", diarize=True, progress=lambda stage, fraction: events.append((stage, fraction)))
-    assert loads == {"whisper": 1}  # Whisper at once; the diarization pipeline on the first run that needs it
+    patch.setattr(models, "load_whisper", counted("whisper", models.load_whisper))
+    patch.setattr(diarize, "load_diarizer", counted("diarizer", diarize.load_diarizer))
+    return loads
 
-    samples = read_wav(media.SAMPLE_WAV)[: 12 * 16_000]  # the first 12 s of the real two-speaker sample
-    from_file = sub.run(write_wav(tmp_path / "first12.wav", samples))
-    from_samples = sub.run(samples)
-    assert loads == {"whisper": 1, "diarizer": 1}
-    assert from_file.duration == pytest.approx(12.0) and from_samples.duration == pytest.approx(12.0)
-    assert from_samples.words and from_samples.cues and from_samples.words[-1].end <= 12.0
-    assert from_file.text and from_file.transcript.source.endswith("first12.wav")
-    assert [s for s, f in events if f is None][:3] == ["audio", "vad", "model_load"]
-    assert {"transcribe", "diarize", "cues"} <= {s for s, _ in events}
+
+@pytest.fixture(scope="module")
+def readme_run(sample_mp4, tmp_path_factory):
+    """The README's example run in a folder holding ``talk.mp4`` (pyannote's real two-speaker sample):
+    ``(folder, the example's globals, what it printed, the model loads it made)``."""
+    folder = tmp_path_factory.mktemp("readme")
+    (folder / "talk.mp4").symlink_to(sample_mp4)
+    example: dict = {}
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(io.StringIO()) as printed:
+        patch.chdir(folder)
+        loads = count_loads(patch)
+        exec(compile(readme_example(), str(README), "exec"), example)  # noqa: S102 - our own README's example
+    return folder, example, printed.getvalue(), dict(loads)
+
+
+@pytest.mark.slow
+def test_readme_example_writes_the_srt_the_cli_writes(readme_run, monkeypatch):
+    from whisper_subtitler.cli import app
+
+    folder, _, printed, _ = readme_run
+    assert printed.startswith("en 30.0 s ('SPEAKER_00', 'SPEAKER_01')"), printed
+    monkeypatch.chdir(folder)
+    args = ["transcribe", "talk.mp4", "--model", "tiny.en", "--diarize", "-f", "srt", "-o", "cli"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    api_srt = (folder / "talk.srt").read_bytes()
+    assert api_srt == (folder / "cli" / "talk.srt").read_bytes()
+    assert b"[SPEAKER_00]: " in api_srt and b"[SPEAKER_01]: " in api_srt
+
+
+@pytest.mark.slow
+def test_two_runs_load_each_model_once(readme_run, monkeypatch):
+    _, example, _, first_loads = readme_run
+    assert first_loads == {"whisper": 1, "diarizer": 1}  # the README's Subtitler and its run
+    loads = count_loads(monkeypatch)
+    events: list[tuple[str, float | None]] = []
+    samples = read_wav(media.SAMPLE_WAV)[: 12 * 16_000]  # the first 12 s of the same speech, as samples
+    again = example["sub"].run(samples, progress=lambda stage, fraction: events.append((stage, fraction)))
+    assert loads == {}  # the second run on the same Subtitler loads nothing
+    assert again.duration == pytest.approx(12.0) and again.words and again.cues and again.words[-1].end <= 12.0
+    assert again.transcript.source == "array"
+    assert [s for s, f in events if f is None][:2] == ["audio", "vad"]
+    assert {"model_load", "transcribe", "diarize", "cues"} <= {s for s, _ in events}
     assert any(s == "transcribe" and f is not None and 0 < f <= 1 for s, f in events)
 
 
