@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 
 from whisper_subtitler.cli import options as o
+from whisper_subtitler.cli.align import align
 from whisper_subtitler.cli.args import FormatArgs, TranscribeArgs
 from whisper_subtitler.cli.console import err, fail, setup_logging
 from whisper_subtitler.cues.labels import SpeakerStyle
@@ -323,9 +324,7 @@ def format_transcripts(
     raise finish(summary, json_summary=False)
 
 
-from whisper_subtitler.cli.align import align as _align  # noqa: E402 - it uses the options defined above
-
-app.command("align", epilog=EXIT_CODES_HELP)(_align)
+app.command("align", epilog=EXIT_CODES_HELP)(align)
 
 
 def main() -> None:
