@@ -165,3 +165,49 @@ def test_importing_the_package_imports_no_torch():
         "import sys, whisper_subtitler; assert 'torch' not in sys.modules and 'Subtitler' in whisper_subtitler.__all__"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_cli_builds_the_run_the_api_builds(tmp_path, monkeypatch):
+    from whisper_subtitler import CueOptions, pipeline
+    from whisper_subtitler.cli import app
+
+    built = []
+
+    class Capture:
+        """Stands in for ``Pipeline``: keeps the options it was built with, processes nothing."""
+
+        def __init__(self, options, selection):
+            built.append(options)
+
+        def load(self, sources):
+            pass
+
+        def close(self):
+            pass
+
+        def prefetch(self, source):
+            pass
+
+        def process(self, source, **kwargs):
+            from whisper_subtitler.results import FileResult, FileStatus
+
+            return FileResult(source=source, status=FileStatus.DONE)
+
+    monkeypatch.setattr(pipeline, "Pipeline", Capture)
+    media_file = tmp_path / "a.wav"
+    media_file.write_bytes(b"RIFF")
+    flags = ["--model", "tiny.en", "--no-diarize", "--beam-size", "3", "-l", "German", "--max-line-width", "30"]
+    flags += ["-f", "srt,json", "--crlf", "--speaker-style", "dash", "--gpu-backend", "cpu"]
+    result = CliRunner().invoke(app, ["transcribe", str(media_file), *flags])
+    assert result.exit_code == 0, result.output
+    Subtitler(
+        decoding=DecodingOptions(model="tiny.en", beam_size=3, language="de"),
+        speakers=SpeakerOptions(diarize=False),
+        cues=CueOptions(max_line_width=30, speaker_style="dash"),
+        output=OutputOptions(formats=("srt", "json"), crlf=True),
+        device="cpu",
+        load=False,
+    )
+    cli_run, api_run = built
+    assert cli_run == api_run
+    assert cli_run.transcribe.language == "de" and cli_run.writer.crlf and cli_run.formats == ("srt", "json")
