@@ -34,6 +34,11 @@ install: $(CONSTRAINTS)
 
 install-test: EXTRAS := $(EXTRAS),test
 install-test: install
+	# Real speech in nine languages for the multilingual tests; only its files are used (its pytest plugin is off).
+	$(PIP) install --no-deps --ignore-requires-python "pytest-audioeval==0.1.3"
+	# The W3C WebVTT parser, for the test that validates our WebVTT (cue language spans); needs Node.js and npm.
+	if command -v npm >/dev/null; then npm install --silent --no-audit --no-fund --prefix $(VENV)/node webvtt-parser@2.2.0; \
+	else echo "npm not found: the WebVTT parser test will be skipped"; fi
 
 demo: install
 	bash examples/make_example.sh examples/media

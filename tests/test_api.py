@@ -146,6 +146,12 @@ def test_options_check_themselves(make, message):
 
 def test_options_are_normalized():
     assert DecodingOptions(language="German").language == "de"
+    assert (DecodingOptions(language="en,Spanish").language, DecodingOptions(language="en,es").languages) == (
+        None,
+        ("en", "es"),
+    )
+    assert DecodingOptions(languages=("English", "es")).languages == ("en", "es")
+    assert (DecodingOptions(language="en,en").language, DecodingOptions(languages=("de",)).language) == ("en", "de")
     assert DecodingOptions(language="auto", temperatures=(0, 1)).temperatures == (0.0, 1.0)
     assert OutputOptions(formats="srt,vtt").resolved() == ("srt", "vtt")
     assert DecodingOptions(model="tiny.en", beam_size=5).transcribe_options(fp16=True).beam_size == 5

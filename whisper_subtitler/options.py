@@ -44,6 +44,7 @@ __all__ = [
     "check_audio_options",
     "check_diarization",
     "parse_language",
+    "parse_languages",
     "parse_temperatures",
     "subtitle_options",
 ]
@@ -125,9 +126,11 @@ class DecodingOptions(TranscribeOptions):
     ``compute_type``: ``auto``, ``float32``, ``float16``, ``bfloat16`` or ``int8`` (``ComputeType``).
 
     ``language`` is normalized on construction: a code or an English name (``de``, ``German``) becomes the ISO 639-1
-    code, ``auto`` becomes ``None`` (detected). Raises ``UsageError`` for an unknown language, an empty or negative
-    temperature schedule, ``patience`` without ``beam_size``, ``condition_on_previous_text`` or ``bfloat16`` on the
-    wrong path, and ``suppress_tokens`` that are not token ids.
+    code, forced for the whole file; ``auto`` becomes ``None`` (detected per speech region); a comma list
+    (``"en,es"``) becomes ``languages``, the languages detection may choose from (as ``languages=("en", "es")``).
+    Raises ``UsageError`` for an unknown language, an empty or negative temperature schedule, ``patience`` without
+    ``beam_size``, ``condition_on_previous_text`` or ``bfloat16`` on the wrong path, and ``suppress_tokens`` that are
+    not token ids.
     """
 
     model: str | None = None
@@ -155,7 +158,12 @@ class DecodingOptions(TranscribeOptions):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise UsageError(f"--{name.replace('_', '-')} {value!r} must be at least 1")
-        object.__setattr__(self, "language", parse_language(self.language))
+        language, languages = parse_languages(self.language)
+        if language is None:  # a list given as "en,es" and one given as languages=("en", "es") are the same
+            listed = tuple(dict.fromkeys(c for v in (*languages, *self.languages) if (c := parse_language(v))))
+            language, languages = (listed[0], ()) if len(listed) == 1 else (None, listed)
+        object.__setattr__(self, "language", language)
+        object.__setattr__(self, "languages", languages if language is None else ())
         temperatures = tuple(float(t) for t in self.temperatures)
         if not temperatures or not all(0.0 <= t < math.inf for t in temperatures):
             raise UsageError(
@@ -329,6 +337,18 @@ def parse_language(value: str | None) -> str | None:
     if v in TO_LANGUAGE_CODE:
         return str(TO_LANGUAGE_CODE[v])
     raise UsageError(f"unknown language {value!r}; use an ISO 639-1 code such as en, de, ja, or a name such as German")
+
+
+def parse_languages(value: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """``--language`` of ``transcribe``: ``(language, ())`` for one language, forced for the whole file;
+    ``(None, codes)`` for a comma list (each speech region gets one of them); ``(None, ())`` to detect among all.
+    Raises ``UsageError`` for an unknown language."""
+    if value is None or "," not in value:
+        return parse_language(value), ()
+    codes = tuple(dict.fromkeys(c for p in value.split(",") if p.strip() and (c := parse_language(p.strip()))))
+    if len(codes) == 1:
+        return codes[0], ()
+    return None, codes
 
 
 def check_audio_options(audio_track: int, audio_language: str | None) -> str | None:

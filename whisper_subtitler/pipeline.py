@@ -19,6 +19,7 @@ from typing import Any
 
 from whisper_subtitler.cues import CueOptions, build_cues
 from whisper_subtitler.cues.guards import clean_transcript
+from whisper_subtitler.decoding.code_switching import main_language
 from whisper_subtitler.models.holder import ModelHolder
 from whisper_subtitler.outputs import output_path, write_subtitles
 from whisper_subtitler.pieces import open_stream, prepare_first, resume, speech_pieces
@@ -209,13 +210,14 @@ class Pipeline:
         timer: StageTimer | None = None,
         first_speech: tuple[Region, ...] | None = None,
     ) -> Transcribed:
-        """Transcribe a file's audio ``stream`` piece by piece (``pieces.speech_pieces``); the language found in one
-        piece holds for the next. ``first_speech``: the first piece's speech regions when already found. Closes
-        ``stream``, and so stops ffmpeg, also on failure."""
+        """Transcribe a file's audio ``stream`` piece by piece (``pieces.speech_pieces``); without ``--language``,
+        each speech region's language is found anew (``decoding.language_plan``) and the file's language is the one
+        spoken longest (``code_switching.main_language``). ``first_speech``: the first piece's speech regions when
+        already found. Closes ``stream``, and so stops ffmpeg, also on failure."""
         timer = timer or StageTimer()
         segments: list[Segment] = []
         speech: list[Region] = []
-        language, audio = self.options.transcribe.language, None
+        forced, detected, audio = self.options.transcribe.language, None, None
         with closing(stream):
             for piece in speech_pieces(stream, speech_regions, timer, first_speech):
                 audio = piece.audio
@@ -223,12 +225,13 @@ class Pipeline:
                     timer.start(Stage.MODEL_LOAD)
                     transcriber = self.models.transcriber()
                     timer.start(Stage.TRANSCRIBE)
-                    part = transcriber.transcribe(audio, piece.speech, language, _advancing(timer, audio))
-                    language = language or part.language
+                    part = transcriber.transcribe(audio, piece.speech, forced, _advancing(timer, audio))
+                    detected = detected or part.language
                     segments.extend(segment.shifted(audio.offset) for segment in part.segments)
                 speech.extend((a + audio.offset, b + audio.offset) for a, b in piece.speech)
                 _advancing(timer, audio)(1.0)
         assert audio is not None, "audio.stream_audio yields at least one piece"
+        language = forced or main_language((s.language, s.end - s.start) for s in segments) or detected
         transcript = new_transcript(
             audio.source,
             audio.offset + audio.duration,

@@ -66,6 +66,7 @@ class Word:
     ``text`` keeps Whisper's leading space (`` hello``), which is how word joining works for languages
     written with spaces; languages without spaces have no leading space. ``probability`` is the mean token
     probability in [0, 1]. ``speaker`` is set by speaker assignment, ``None`` before or without diarization.
+    ``language`` is the ISO 639-1 code the word was decoded in (its segment's), ``None`` when unknown.
     """
 
     text: str
@@ -73,6 +74,7 @@ class Word:
     end: float
     probability: float = 1.0
     speaker: str | None = None
+    language: str | None = None
 
     @property
     def duration(self) -> float:
@@ -88,7 +90,8 @@ class Segment:
     """A run of words that Whisper decoded together (at most one 30 s window), times in seconds.
 
     ``avg_logprob``, ``compression_ratio`` and ``no_speech_prob`` are Whisper's decoding statistics,
-    used by the hallucination guards.
+    used by the hallucination guards. ``language`` is the ISO 639-1 code of the language token it was decoded
+    with (``None`` when unknown, as in transcripts read from other tools).
     """
 
     start: float
@@ -99,6 +102,7 @@ class Segment:
     avg_logprob: float = 0.0
     compression_ratio: float = 1.0
     no_speech_prob: float = 0.0
+    language: str | None = None
 
     def shifted(self, seconds: float) -> Segment:
         """The same segment and its words, ``seconds`` later (pieces of audio decoded separately)."""
@@ -145,8 +149,10 @@ class Diarization:
 class Transcript:
     """The whole result for one input.
 
-    ``duration`` is the audio duration in seconds; ``timings`` maps stage names (``audio``, ``transcribe``,
-    ``diarize``, ...) to wall seconds; ``turns`` holds the diarization speaker turns (empty without it).
+    ``language`` is the file's main language (ISO 639-1): the one spoken longest, each segment having its own
+    (``Segment.language``). ``duration`` is the audio duration in seconds; ``timings`` maps stage names
+    (``audio``, ``transcribe``, ``diarize``, ...) to wall seconds; ``turns`` holds the diarization speaker turns
+    (empty without it).
     """
 
     segments: tuple[Segment, ...]
@@ -191,6 +197,7 @@ class Cue:
     ``prefixes`` holds the text shown before each line (a speaker label ``[SPEAKER_00]: ``, a dialogue dash
     ``- `` or ``""``), empty when nothing is shown; ``line_speakers`` holds the speaker of each line of a
     dialogue cue (two speakers, one line each: Netflix's dual-speaker rule), empty for a single-speaker cue.
+    ``language`` is the ISO 639-1 code its words were decoded in (a cue never mixes two), ``None`` when unknown.
     """
 
     start: float
@@ -200,6 +207,7 @@ class Cue:
     words: tuple[Word, ...] = ()
     prefixes: tuple[str, ...] = ()
     line_speakers: tuple[str | None, ...] = ()
+    language: str | None = None
 
     @property
     def text(self) -> str:

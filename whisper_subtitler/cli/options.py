@@ -134,7 +134,13 @@ Model = Annotated[
     ),
 ]
 Language = Annotated[
-    Optional[str], typer.Option("--language", "-l", help="Spoken language (code or name); detected when absent.")
+    Optional[str],
+    typer.Option(
+        "--language",
+        "-l",
+        help="Spoken language (code or name), forced for the whole file; a comma list (en,es) lets each speech "
+        "region take one of those; detected per speech region when absent.",
+    ),
 ]
 TaskOption = Annotated[Task, typer.Option(help="transcribe, or translate into English.")]
 BatchSize = Annotated[

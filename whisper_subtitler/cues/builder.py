@@ -22,7 +22,7 @@ Pure Python: no torch, no numpy, no ffmpeg. About 1 ms per 100 words.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from whisper_subtitler.cues.dialogue import one_line, pair_runs
@@ -110,10 +110,11 @@ def _split_giant_words(words: Sequence[Word], limit: int) -> list[Word]:
 
 
 def _split_runs(words: Sequence[Word], pause: float) -> list[list[Word]]:
-    """Words cut at every speaker change and every pause of ``pause`` seconds or more."""
+    """Words cut at every speaker change, every change of language and every pause of ``pause`` seconds or more."""
     runs: list[list[Word]] = []
     for w in words:
-        if runs and w.speaker == runs[-1][-1].speaker and w.start - runs[-1][-1].end < pause:
+        last = runs[-1][-1] if runs else None
+        if last is not None and (w.speaker, w.language) == (last.speaker, last.language) and w.start - last.end < pause:
             runs[-1].append(w)
         else:
             runs.append([w])
@@ -175,7 +176,7 @@ def _group_run(words: list[Word], limit_end: float, ctx: _Context, first_labelle
 
 
 def _cue_text(
-    groups: Sequence[Sequence[Word]], ctx: _Context
+    groups: Sequence[Sequence[Word]], context: Callable[[Sequence[Word]], _Context]
 ) -> list[tuple[tuple[str, ...], tuple[str, ...], tuple[str | None, ...]]]:
     """(lines, prefixes, line speakers) of each cue: its lines laid out, and what the speaker style shows.
 
@@ -185,6 +186,7 @@ def _cue_text(
     out = []
     previous: str | None = None
     for k, g in enumerate(groups):
+        ctx = context(g)
         speakers = tuple(dict.fromkeys(w.speaker for w in g))
         if len(speakers) == 2:
             cut = next(i for i, w in enumerate(g) if w.speaker != g[0].speaker)
@@ -233,6 +235,16 @@ def build_cues(
     words = collapse_loops(words, options.max_repeats)
     style = SpeakerStyle(options.speaker_style) if several_speakers(w.speaker for w in words) else SpeakerStyle.none
     ctx = _Context(options, spaceless, english=language.startswith("en"), style=style)
+    contexts: dict[str | None, _Context] = {}
+
+    def context(words: Sequence[Word]) -> _Context:
+        """The context of a run or cue in one language: its own script and word lists when it has a language."""
+        own = words[0].language if words else None
+        if own is None or own == language or options.spaceless is not None:
+            return ctx
+        if own not in contexts:
+            contexts[own] = _Context(options, is_spaceless(own, ""), english=own.startswith("en"), style=style)
+        return contexts[own]
 
     labels = style in (SpeakerStyle.change, SpeakerStyle.label)
     label = max((display_width(speaker_label(w.speaker)) for w in words if w.speaker), default=0) if labels else 0
@@ -255,13 +267,17 @@ def build_cues(
             groups.append(run + runs[k + 1])
             continue
         previous = runs[k - 1][-1].speaker if k else None
-        groups.extend(_group_run(run, limit_ends[k], ctx, shows_label(style, run[0].speaker, previous, k == 0)))
+        labelled = shows_label(style, run[0].speaker, previous, k == 0)
+        groups.extend(_group_run(run, limit_ends[k], context(run), labelled))
     groups = drop_repeats(drop_improbable(groups, options.min_cue_probability))
 
-    texts = _cue_text(groups, ctx)
-    spans = [Span(g[0].start, g[-1].end, _chars(lines, spaceless), len(g)) for g, (lines, _, _) in zip(groups, texts)]
+    texts = _cue_text(groups, context)
+    spans = [
+        Span(g[0].start, g[-1].end, _chars(lines, context(g).spaceless), len(g))
+        for g, (lines, _, _) in zip(groups, texts)
+    ]
     times = time_cues(spans, options, transcript.duration)
     return tuple(
-        Cue(start, end, lines, g[0].speaker, tuple(g), prefixes, line_speakers)
+        Cue(start, end, lines, g[0].speaker, tuple(g), prefixes, line_speakers, g[0].language)
         for g, (lines, prefixes, line_speakers), (start, end) in zip(groups, texts, times)
     )

@@ -150,7 +150,8 @@ def drop_repeated_sentences(
     """``words`` without each sentence that repeats the sentence right before it (same words, case and punctuation
     ignored, at least ``MIN_REPEATED_WORDS`` words) when the two come from different segments (``segment_of[i]``:
     the segment of word ``i``; ``None``: every word from its own decoding, so any repeat counts) or when the repeat is
-    squashed (``drop_squashed``'s test with ``max_cps``). The first occurrence is kept. A speaker who really says a sentence twice in a row
+    squashed (``drop_squashed``'s test with ``max_cps``), and both are in the same language (``Word.language``).
+    The first occurrence is kept. A speaker who really says a sentence twice in a row
     does so inside one segment, with normal timing, and is kept.
     """
     out = list(words)
@@ -164,6 +165,8 @@ def drop_repeated_sentences(
             first = [_norm(w.text) for w in out[a0:a1]]
             second = [_norm(w.text) for w in out[b0:b1]]
             if first != second or len([k for k in first if k]) < MIN_REPEATED_WORDS:
+                continue
+            if out[a0].language != out[b0].language:  # "1, 2, 3" counted in two languages is no loop
                 continue
             if seg[a0] == seg[b1 - 1] and not _squashed_span(out[b0:b1], max_cps):
                 continue

@@ -104,7 +104,7 @@ def cast_model(model: Any, dtype: str) -> Any:
 
 def prepare_model(model: Any, selection: Selection) -> Any:
     """Move a ``whisper.model.Whisper`` to ``selection.device`` in ``selection.dtype`` and return it; ``int8``
-    quantizes its linear layers (``decoding.quantize.quantize_int8``).
+    quantizes its linear layers (``platform.quantize.quantize_int8``).
 
     On MPS the alignment heads stay on the CPU and ``whisper.timing.dtw`` is patched (module docstring).
     Pass ``fp16=(selection.dtype == "float16")`` to ``whisper.DecodingOptions``. Modifies ``model`` in place

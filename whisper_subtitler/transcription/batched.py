@@ -7,7 +7,7 @@
        features (alignment) -> global times
 
 Batches run through ``backoff.BatchRunner``: an out-of-memory error halves the batch, down to 1, then moves the
-model to the CPU, and no chunk is lost. The sequential path (``whisper_subtitler.transcribe.SequentialTranscriber``,
+model to the CPU, and no chunk is lost. The sequential path (``transcription.sequential.SequentialTranscriber``,
 ``--no-batch``) stays for comparison and for audio on which this one fails.
 
 Memory: chunks are read as views of the audio array and one batch of windows, features and key/value caches is
@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from whisper_subtitler.decoding.backoff import BatchRunner, is_out_of_memory
-from whisper_subtitler.decoding.chunking import Chunk, decoding_order, plan_chunks, token_budget
+from whisper_subtitler.decoding.chunking import Chunk, plan_chunks, token_budget
+from whisper_subtitler.decoding.code_switching import main_language
 from whisper_subtitler.decoding.features import (
     SampleSource,
     array_source,
@@ -92,9 +93,10 @@ class ChunkTranscriber:
         self.options = options
         self.thresholds = thresholds or thresholds_of(options)
         self.language = options.language
+        self.languages: set[str] = set()  # the languages the chunks were decoded in
         self.fp16 = bool(options.fp16) and model.device.type != "cpu"
         self.runner = BatchRunner(batch_size, to_cpu=self._to_cpu if cpu_fallback else None, release=self._release)
-        self._tokenizer = None
+        self._tokenizers: dict[str | None, Any] = {}
         self.decoder_kernels = decoder_kernels
         self.compiled_decoder = compiled_decoder
         self.attention = attention
@@ -148,48 +150,92 @@ class ChunkTranscriber:
                 self.language = detect_language(self.model, features)
         return self.language
 
-    def tokenizer(self):
-        """openai-whisper's tokenizer for the model, language and task."""
-        if self._tokenizer is None:
+    def tokenizer(self, language: str | None = None):
+        """openai-whisper's tokenizer for the model, task and ``language`` (default: the one decoded in)."""
+        language = language or self.language
+        if language not in self._tokenizers:
             from whisper.tokenizer import get_tokenizer
 
-            self._tokenizer = get_tokenizer(
+            self._tokenizers[language] = get_tokenizer(
                 self.model.is_multilingual,
                 num_languages=self.model.num_languages,
-                language=self.language,
+                language=language,
                 task=self.options.task,
             )
-        return self._tokenizer
+        return self._tokenizers[language]
 
     def transcribe(
-        self, chunks: Sequence[Chunk], source: SampleSource, progress: Callable[[float], None] | None = None
+        self,
+        chunks: Sequence[Chunk],
+        source: SampleSource,
+        progress: Callable[[float], None] | None = None,
+        speech: Sequence[Region] = (),
     ) -> list[Segment]:
-        """Segments of all ``chunks`` in time order (one segment per speech region of a chunk that holds words).
+        """Segments of all ``chunks`` in time order (one segment per speech region of a chunk that holds words),
+        each with the language it was decoded in.
 
-        Chunks are decoded in batches, those with the most speech first. Without a language, it is detected on the
-        first chunk of the first batch (the one with the most speech; ``whisper.decoding.detect_language``).
-        ``progress`` is called after each batch with the share of the chunks' audio decoded (0 to 1).
+        Chunks are decoded in batches, those with the most speech first. Without a language and with a multilingual
+        model, the language is found per speech region (``speech``, the VAD regions; the chunks' own regions when
+        empty) and chunks that hold several languages are cut where it changes (``language_plan``), only among
+        ``options.languages`` when given. ``progress`` is called after each batch with the share of the chunks'
+        audio decoded (0 to 1).
         """
         if self.language is None and not self.model.is_multilingual:
             self.language = "en"
-        ordered = decoding_order(chunks)
-        total, done = sum(c.duration for c in chunks) or 1.0, 0.0
+        cached: dict[int, Any] = {}
+        if self.language is None:
+            plan = self._plan(chunks, source, speech or [r for c in chunks for r in c.regions])
+            items, cached = plan.items, plan.features
+        else:
+            items = [(c, self.language) for c in chunks]
+        order = {id(c): k for k, (c, _) in enumerate(items)}
+        ordered = sorted(items, key=lambda item: (item[1], -item[0].speech, order[id(item[0])]))
+        total, done = sum(c.duration for c, _ in items) or 1.0, 0.0
 
-        def decode(group: list[Chunk]) -> list[tuple[Segment, ...]]:
+        def decode(group: list[tuple[Chunk, str]]) -> list[tuple[Segment, ...]]:
             nonlocal done
-            out = self._decode_group_or_eager(group, source)
-            done += sum(c.duration for c in group)
+            out: dict[int, tuple[Segment, ...]] = {}
+            for language in dict.fromkeys(language for _, language in group):
+                rows = [c for c, lang in group if lang == language]
+                found = [cached.pop(c.index) for c in rows if c.index in cached]
+                features = found if len(found) == len(rows) else None
+                for c, segments in zip(rows, self._decode_group_or_eager(rows, source, language, features)):
+                    out[id(c)] = segments
+            done += sum(c.duration for c, _ in group)
             if progress is not None:
                 progress(min(1.0, done / total))
-            return out
+            return [out[id(c)] for c, _ in group]
 
         results = self.runner.run(ordered, decode)
-        by_index = {c.index: segments for c, segments in zip(ordered, results)}
-        return [s for c in sorted(chunks, key=lambda c: c.index) for s in by_index[c.index]]
+        by_item = {id(c): segments for (c, _), segments in zip(ordered, results)}
+        return [s for c, _ in items for s in by_item[id(c)]]
 
-    def _decode_group_or_eager(self, group: list[Chunk], source: SampleSource) -> list[tuple[Segment, ...]]:
+    def _plan(self, chunks: Sequence[Chunk], source: SampleSource, speech: Sequence[Region]):
+        """The language of each speech region and the chunks to decode with each (``language_plan``)."""
+        import torch
+
+        from whisper_subtitler.decoding.kernels import attention_kernel
+        from whisper_subtitler.decoding.language_plan import plan_languages
+
+        def encode(group: list[Chunk]):
+            return self._encode([chunk_samples(c, source) for c in group])
+
+        with torch.no_grad(), attention_kernel(self.attention):
+            return plan_languages(
+                self.model,
+                chunks,
+                speech,
+                source,
+                encode=encode,
+                batch_size=self.batch_size,
+                allowed=self.options.languages,
+            )
+
+    def _decode_group_or_eager(
+        self, group: list[Chunk], source: SampleSource, language: str, features: Any = None
+    ) -> list[tuple[Segment, ...]]:
         try:
-            return self._decode_group(group, source)
+            return self._decode_group(group, source, language, features)
         except Exception as error:  # noqa: BLE001 - re-raised unless the level-2 extras can be dropped
             if is_out_of_memory(error) or not (self.compiled_decoder or self.attention):
                 raise
@@ -204,9 +250,12 @@ class ChunkTranscriber:
             cause = (str(error).strip().splitlines() or [type(error).__name__])[0]
             log.warning("decoding with %s failed (%s); decoding without from here on", " and ".join(extras), cause)
             self.compiled_decoder, self.attention = False, None
-            return self._decode_group(group, source)
+            return self._decode_group(group, source, language, features)
 
-    def _decode_group(self, group: list[Chunk], source: SampleSource) -> list[tuple[Segment, ...]]:
+    def _decode_group(
+        self, group: list[Chunk], source: SampleSource, language: str, cached: Sequence[Any] | None = None
+    ) -> list[tuple[Segment, ...]]:
+        """Decode ``group`` in ``language``; ``cached``: the chunks' encoder output when already computed."""
         import torch
 
         from whisper_subtitler.decoding import budgeted, decode
@@ -215,9 +264,8 @@ class ChunkTranscriber:
 
         with torch.no_grad(), attention_kernel(self.attention):
             samples = [chunk_samples(c, source) for c in group]
-            features = self._encode(samples)
-            if self.language is None:
-                self.language = detect_language(self.model, features[:1])
+            features = torch.stack(list(cached)) if cached is not None else self._encode(samples)
+            self.languages.add(language)
             budgets = [token_budget(c.speech) for c in group]
             attempts: list[list[Decoded]] = [[] for _ in group]
             pending = list(range(len(group)))
@@ -229,7 +277,7 @@ class ChunkTranscriber:
                     self.model,
                     rows,
                     [budgets[i] for i in pending],
-                    language=self.language,
+                    language=language,
                     task=self.options.task,
                     temperature=temperature,
                     fp16=self.fp16,
@@ -252,11 +300,16 @@ class ChunkTranscriber:
             best = [best_attempt(a, self.thresholds) for a in attempts]
             kept = [() if is_silence(d, self.thresholds) or not d.text.strip() else d.tokens for d in best]
             timed = align_batch(
-                self.model, self.tokenizer(), kept, [d.token_probs for d in best], features, [len(x) for x in samples]
+                self.model,
+                self.tokenizer(language),
+                kept,
+                [d.token_probs for d in best],
+                features,
+                [len(x) for x in samples],
             )
-            return [self._segments(c, d, t) if k else () for c, d, t, k in zip(group, best, timed, kept)]
+            return [self._segments(c, d, t, language) if k else () for c, d, t, k in zip(group, best, timed, kept)]
 
-    def _segments(self, chunk: Chunk, decoded: Decoded, timed: list[TimedWord]) -> tuple[Segment, ...]:
+    def _segments(self, chunk: Chunk, decoded: Decoded, timed: list[TimedWord], language: str) -> tuple[Segment, ...]:
         def segment(start: float, end: float, text: str, words: tuple[Word, ...] = ()) -> Segment:
             return Segment(
                 start=start,
@@ -266,6 +319,7 @@ class ChunkTranscriber:
                 avg_logprob=decoded.avg_logprob,
                 compression_ratio=decoded.compression_ratio,
                 no_speech_prob=decoded.no_speech_prob,
+                language=language,
             )
 
         if not timed:  # text without alignable words: keep the text over the chunk
@@ -275,7 +329,7 @@ class ChunkTranscriber:
             # A word belongs to the speech region that holds its middle (or the nearest one), inside the window.
             a = min(max(chunk.start + w.start, chunk.start), chunk.end)
             b = min(max(chunk.start + w.end, a), chunk.end)
-            word = Word(w.text, round(a, 3), round(b, 3), w.probability)
+            word = Word(w.text, round(a, 3), round(b, 3), w.probability, language=language)
             groups.setdefault(chunk.region_at((a + b) / 2), []).append(word)
         return tuple(
             segment(ws[0].start, ws[-1].end, "".join(w.text for w in ws), tuple(ws)) for _, ws in sorted(groups.items())
@@ -373,7 +427,7 @@ class BatchedTranscriber:
             attention=settings.attention,
             offset=audio.offset,
         )
-        segments = transcriber.transcribe(chunks, source, progress)
+        segments = transcriber.transcribe(chunks, source, progress, speech)
         self.on_cpu = self.on_cpu or transcriber.moved_to_cpu
         log.debug(
             "%s: %d chunks, %d segments in %.1f s (batch %d, %d chunk decodings sampled)",
@@ -384,4 +438,5 @@ class BatchedTranscriber:
             transcriber.batch_size,
             transcriber.sampled,
         )
-        return new_transcript(audio.source, audio.duration, options, self.model_name, segments, transcriber.language)
+        language = main_language((s.language, s.end - s.start) for s in segments) or transcriber.language
+        return new_transcript(audio.source, audio.duration, options, self.model_name, segments, language)

@@ -28,7 +28,9 @@ Region = tuple[float, float]  # (start, end) of a speech region, in seconds
 class TranscribeOptions:
     """What to decode, with openai-whisper's names and meanings (``whisper.transcribe`` and ``DecodingOptions``).
 
-    ``language``: ISO 639-1 code, ``None`` = detect; ``task``: ``transcribe`` or ``translate`` to English;
+    ``language``: ISO 639-1 code, forced for the whole file, ``None`` = detect per speech region
+    (``decoding.language_plan``); ``languages``: with ``language`` ``None``, the languages detection may choose from
+    (``--language en,es``), all of the model's when empty; ``task``: ``transcribe`` or ``translate`` to English;
     ``temperatures``: the fallback schedule, tried in order while a decoding fails the thresholds; ``fp16``:
     half-precision decoding; ``initial_prompt``: text given as the preceding context of every window (names,
     spellings); ``beam_size``: beams at temperature 0 (``None``: greedy); ``best_of``: candidates sampled at a
@@ -41,6 +43,7 @@ class TranscribeOptions:
     only); ``seed``: the fallback's sampling (``--seed``: same input and options, same output files)."""
 
     language: str | None = None
+    languages: tuple[str, ...] = ()
     task: str = "transcribe"
     temperatures: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
     fp16: bool = False
@@ -86,14 +89,15 @@ class Transcriber(Protocol):
         progress: Callable[[float], None] | None = None,
     ) -> Transcript:
         """The transcript of ``speech`` (regions in seconds from the start of ``audio``, sorted, disjoint): times in
-        seconds from the start of ``audio``, no model call without speech. ``language``: the language already
-        known for this file (an earlier piece), else the options' language, else detected. ``progress``, when given,
+        seconds from the start of ``audio``, no model call without speech. ``language``: a language forced for the
+        whole file, else the options' language, else detected per speech region; each segment carries the language
+        it was decoded in, and the transcript's is the one spoken longest. ``progress``, when given,
         is called with the share of ``speech`` decoded so far (0 to 1) as the work advances."""
         ...
 
 
 class Decoding(Protocol):
-    """How a run decodes, chosen once (``decoding.transcriber.BatchedDecoding``, ``transcribe.SequentialDecoding``),
+    """How a run decodes, chosen once (``batched.BatchedDecoding``, ``sequential.SequentialDecoding``),
     with the options of that way: it makes the run's ``Transcriber`` once Whisper is loaded."""
 
     def transcriber(self, model: Any, options: TranscribeOptions, selection: Any, model_name: str) -> Transcriber:

@@ -16,23 +16,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from whisper_subtitler.decoding.code_switching import main_language
 from whisper_subtitler.transcription.protocol import (
     Region,
     TranscribeOptions,
     check_options,
-    detect_language,
     new_transcript,
 )
 from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment, Transcript, Word
 
 log = logging.getLogger(__name__)
 
-LANGUAGE_PROBE_S = 30.0  # seconds of audio, from the first speech onset, used to detect the language
 
-
-def _segment(raw: dict) -> Segment:
+def _segment(raw: dict, language: str | None = None) -> Segment:
     words = tuple(
-        Word(text=w["word"], start=float(w["start"]), end=float(w["end"]), probability=float(w["probability"]))
+        Word(w["word"], float(w["start"]), float(w["end"]), float(w["probability"]), language=language)
         for w in raw.get("words", [])
     )
     return Segment(
@@ -43,6 +41,7 @@ def _segment(raw: dict) -> Segment:
         avg_logprob=float(raw.get("avg_logprob", 0.0)),
         compression_ratio=float(raw.get("compression_ratio", 1.0)),
         no_speech_prob=float(raw.get("no_speech_prob", 0.0)),
+        language=language,
     )
 
 
@@ -119,29 +118,51 @@ class SequentialTranscriber:
         from whisper_subtitler.decoding.chunking import plan_chunks
 
         options, model = self.options, self.model
-        clips = [(c.start, c.end) for c in plan_chunks(speech)]
-        if not clips:
+        chunks = plan_chunks(speech)
+        if not chunks:
             return new_transcript(audio.source, audio.duration, options, self.model_name, language=language)
-        language = language or options.language or self._detect_language(audio, clips[0][0])
+        language = language or options.language or (None if model.is_multilingual else "en")
+        if language is not None:
+            runs = [(language, [(c.start, c.end) for c in chunks])]
+        else:
+            runs = self._language_runs(audio, chunks, speech)
         started = time.perf_counter()
-        first_sample = round((audio.offset + clips[0][0]) * SAMPLE_RATE)
-        cuda = [model.device.index or 0] if model.device.type == "cuda" else []
-        with torch.random.fork_rng(devices=cuda):
-            torch.manual_seed(sampling_seed(options.seed, first_sample, 0.0))
-            result = _transcribe_clips(whisper, model, audio, clips, language, options)
+        segments: list[Segment] = []
+        for run_language, clips in runs:
+            first_sample = round((audio.offset + clips[0][0]) * SAMPLE_RATE)
+            cuda = [model.device.index or 0] if model.device.type == "cuda" else []
+            with torch.random.fork_rng(devices=cuda):
+                torch.manual_seed(sampling_seed(options.seed, first_sample, 0.0))
+                result = _transcribe_clips(whisper, model, audio, clips, run_language, options)
+            segments.extend(_segment(s, run_language) for s in result["segments"] if s.get("words"))
+        segments.sort(key=lambda s: s.start)
         if progress is not None:
             progress(1.0)
-        segments = tuple(_segment(s) for s in result["segments"] if s.get("words"))
         log.debug("%s: decoded %d segments in %.1f s", audio.source, len(segments), time.perf_counter() - started)
-        return new_transcript(audio.source, audio.duration, options, self.model_name, segments, language)
+        main = main_language((s.language, s.end - s.start) for s in segments) or runs[0][0]
+        return new_transcript(audio.source, audio.duration, options, self.model_name, segments, main)
 
-    def _detect_language(self, audio: Audio, onset: float) -> str:
-        """The language of the ``LANGUAGE_PROBE_S`` seconds of ``audio`` from ``onset`` (seconds)."""
+    def _language_runs(self, audio: Audio, chunks, speech: Sequence[Region]) -> list[tuple[str, list[Region]]]:
+        """The clips ((start, end) seconds) to decode in each language, found per speech region as the batched
+        path finds them (``decoding.language_plan``); languages in order of their first clip."""
         import torch
 
-        from whisper_subtitler.decoding.features import encode_windows
+        from whisper_subtitler.decoding.features import array_source, chunk_samples, encode_windows
+        from whisper_subtitler.decoding.language_plan import plan_languages
+        from whisper_subtitler.platform.batch_advice import CPU_BATCH
 
-        first = int(onset * SAMPLE_RATE)
-        window = audio.samples[first : first + int(LANGUAGE_PROBE_S * SAMPLE_RATE)]
+        source = array_source(audio.samples, audio.sample_rate)
         with torch.no_grad():
-            return detect_language(self.model, encode_windows(self.model, [window]))
+            plan = plan_languages(
+                self.model,
+                chunks,
+                speech,
+                source,
+                encode=lambda group: encode_windows(self.model, [chunk_samples(c, source) for c in group]),
+                batch_size=CPU_BATCH,
+                allowed=self.options.languages,
+            )
+        runs: dict[str, list[Region]] = {}
+        for chunk, language in plan.items:
+            runs.setdefault(language, []).append((chunk.start, chunk.end))
+        return list(runs.items())

@@ -2,15 +2,14 @@
 
 Schema (``"schema": "whisper-subtitler/transcript"``, ``"version": 1``), times in float seconds:
 ``source``, ``language``, ``task``, ``model``, ``duration``, ``speakers`` (labels in order of appearance),
-``text``, ``segments`` (``start``, ``end``, ``text``, ``speaker``, ``avg_logprob``, ``compression_ratio``,
-``no_speech_prob``, ``words``: ``text``, ``start``, ``end``, ``probability``, ``speaker``) and ``turns``
-(``start``, ``end``, ``speaker``). Stage timings (wall seconds) are not written: the same input and options give
-the same file, byte for byte; the ``--json`` summary of a run carries them. An older file's ``timings`` are
-still read. Floats are written at full precision, so ``read_transcript`` gives back an equal ``Transcript``; a
-non-finite time is written as ``null``. UTF-8, never a BOM (RFC 8259).
-
-``read_transcript`` also reads openai-whisper's ``--output_format json`` and whisperX's JSON (words under
-``word``, probabilities under ``probability`` or ``score``).
+``text``, ``segments`` (``start``, ``end``, ``text``, ``speaker``, ``language``, ``avg_logprob``,
+``compression_ratio``, ``no_speech_prob``, ``words``: ``text``, ``start``, ``end``, ``probability``, ``speaker``),
+``turns`` (``start``, ``end``, ``speaker``) and ``cues`` as the subtitle files show them (``start``, ``end``,
+``lines``, ``speaker``, ``language``). ``language`` at the top is the file's main language (the one spoken longest);
+each segment and cue has the language it was decoded in (ISO 639-1). Stage timings (wall seconds) are not
+written: the same input and options give the same file, byte for byte; the ``--json`` summary of a run carries
+them. An older file's ``timings`` are still read. Floats are written at full precision, so ``read_transcript``
+gives back an equal ``Transcript``; a non-finite time is written as ``null``. UTF-8, never a BOM (RFC 8259).
 """
 
 from __future__ import annotations
@@ -33,8 +32,8 @@ def _num(x: float) -> float | None:
     return x if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
-def transcript_to_dict(transcript: Transcript) -> dict[str, Any]:
-    """The JSON-ready dict of ``transcript`` (schema in the module docstring)."""
+def transcript_to_dict(transcript: Transcript, cues: Sequence[Cue] = ()) -> dict[str, Any]:
+    """The JSON-ready dict of ``transcript`` and its ``cues`` (schema in the module docstring)."""
 
     def word(w: Word) -> dict[str, Any]:
         return {
@@ -61,6 +60,7 @@ def transcript_to_dict(transcript: Transcript) -> dict[str, Any]:
                 "end": _num(s.end),
                 "text": s.text,
                 "speaker": s.speaker,
+                "language": s.language,
                 "avg_logprob": _num(s.avg_logprob),
                 "compression_ratio": _num(s.compression_ratio),
                 "no_speech_prob": _num(s.no_speech_prob),
@@ -69,6 +69,16 @@ def transcript_to_dict(transcript: Transcript) -> dict[str, Any]:
             for s in transcript.segments
         ],
         "turns": [{"start": t.start, "end": t.end, "speaker": t.speaker} for t in transcript.turns],
+        "cues": [
+            {
+                "start": _num(c.start),
+                "end": _num(c.end),
+                "lines": list(c.shown_lines),
+                "speaker": c.speaker,
+                "language": c.language,
+            }
+            for c in cues
+        ],
     }
 
 
@@ -80,18 +90,20 @@ def _float(value: Any, default: float = math.nan) -> float:
     return float(value)
 
 
-def _word(d: Mapping[str, Any]) -> Word:
+def _word(d: Mapping[str, Any], language: str | None = None) -> Word:
     text = d["text"] if "text" in d else d["word"]
     prob = d.get("probability", d.get("score"))
-    return Word(str(text), _float(d.get("start")), _float(d.get("end")), _float(prob, 1.0), d.get("speaker"))
+    start, end = _float(d.get("start")), _float(d.get("end"))
+    return Word(str(text), start, end, _float(prob, 1.0), d.get("speaker"), language)
 
 
 def _segment(d: Mapping[str, Any]) -> Segment:
     text = str(d.get("text", ""))
-    words = tuple(_word(w) for w in d.get("words") or ())
+    language = d.get("language") or None
+    words = tuple(_word(w, language) for w in d.get("words") or ())
     if words and " " in text.strip() and not any(w.text[:1].isspace() for w in words):
         # whisperX strips Whisper's leading spaces; put them back where the text has spaces.
-        words = tuple(Word(" " + w.text, w.start, w.end, w.probability, w.speaker) for w in words)
+        words = tuple(Word(" " + w.text, w.start, w.end, w.probability, w.speaker, language) for w in words)
     return Segment(
         start=_float(d.get("start")),
         end=_float(d.get("end")),
@@ -101,6 +113,7 @@ def _segment(d: Mapping[str, Any]) -> Segment:
         avg_logprob=_float(d.get("avg_logprob"), 0.0),
         compression_ratio=_float(d.get("compression_ratio"), 1.0),
         no_speech_prob=_float(d.get("no_speech_prob"), 0.0),
+        language=language,
     )
 
 
@@ -162,4 +175,4 @@ class JsonWriter(Writer):
     allows_bom = False
 
     def render(self, transcript: Transcript, cues: Sequence[Cue], options: WriterOptions) -> str:
-        return json.dumps(transcript_to_dict(transcript), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+        return json.dumps(transcript_to_dict(transcript, cues), ensure_ascii=False, indent=2, allow_nan=False) + "\n"

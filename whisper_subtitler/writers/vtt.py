@@ -7,7 +7,10 @@ cue gets one voice span per line, each holding its speaker's line. The shown tex
 as in SRT (``Cue.prefixes``: a label or dialogue dashes). With
 ``word_level``, every word after the first is preceded by a timestamp tag ``<HH:MM:SS.mmm>`` and wrapped in
 a ``<c>`` class span, so players can style spoken and unspoken words (``::cue(:past)``, karaoke style);
-timestamp tags are strictly inside the cue's time and increasing, as the spec requires.
+timestamp tags are strictly inside the cue's time and increasing, as the spec requires. A cue in another
+language than the file's (``Cue.language`` against ``Transcript.language``) has its text in a cue language span
+``<lang xx>...</lang>`` (WebVTT, "WebVTT cue language span"), inside the voice span, so that players and screen
+readers pronounce and hyphenate it as that language; the file's own language is the track's (``--embed`` tags it).
 """
 
 from __future__ import annotations
@@ -69,6 +72,8 @@ class VttWriter(Writer):
             ]
             if not shown:
                 continue
+            if cue.language and transcript.language and cue.language != transcript.language:
+                shown = [(f"<lang {_voice_name(cue.language)}>{line}</lang>", s) for line, s in shown]
             if cue.dialogue:  # one voice per line
                 text = "\n".join(f"<v {_voice_name(s)}>{line}</v>" if s is not None else line for line, s in shown)
             else:

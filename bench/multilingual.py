@@ -1,0 +1,199 @@
+"""Multilingual files: clips right, translated or dropped, per file, with the default command; and the grid that chose
+the language smoothing's constants.
+
+The evaluation set is built from the language clips that ship in the PyPI wheel pytest-audioeval
+(``tests/media_multilingual.py``), by a fixed rule, so it is the same on every machine:
+
+- ``tuning``: the 15 clips in English, Spanish, French, Italian and Portuguese, shuffled with seeds 1-3, pauses of
+  0.6-1.2 s. Only these files (and the English-only long clip, where every region must stay English) were used to
+  choose ``code_switching.SWITCH_COST`` and ``FULL_WEIGHT_S`` (``--grid``).
+- ``held-out``: never used for tuning: the same five languages shuffled with seeds 11-13 and other pauses
+  (0.3-0.6 s, 1.5-3 s, 0.6-1.2 s), and three files that add Polish, Japanese and Chinese clips (seeds 21-23).
+
+    python bench/multilingual.py --out docs/multilingual.json            # every file through the CLI, scored
+    python bench/multilingual.py --grid --long-clip /tmp/long_clip.wav   # the smoothing grid on the tuning files
+
+A clip is ``right`` when the words over it are in its language with a character error rate <= 0.30 (numbers
+written out in the clip's language), ``misheard`` when they are in its language with more errors, ``translated``
+when they were decoded in another language, ``dropped`` when there are none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests import media_multilingual as mm  # noqa: E402
+
+FIVE = ("en", "es", "fr", "it", "pt")
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """One evaluation file: its ``name``, the ``split`` it belongs to, the clip ``order``, pause range and seed."""
+
+    name: str
+    split: str
+    order: tuple[str, ...]
+    gaps: tuple[float, float]
+    seed: int
+
+
+def _shuffled(names: list[str], seed: int) -> tuple[str, ...]:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return tuple(names[i] for i in rng.permutation(len(names)))
+
+
+def specs() -> list[FileSpec]:
+    """The evaluation files (module docstring): 3 tuning, 6 held-out."""
+    five = sorted(mm.clips(FIVE))
+    more = sorted(mm.clips(("pl", "ja", "zh")))
+    out = [FileSpec(f"tune-{s}", "tuning", _shuffled(five, s), (0.6, 1.2), s) for s in (1, 2, 3)]
+    for seed, gaps in ((11, (0.3, 0.6)), (12, (1.5, 3.0)), (13, (0.6, 1.2))):
+        out.append(FileSpec(f"held-{seed}", "held-out", _shuffled(five, seed), gaps, seed))
+    for seed in (21, 22, 23):
+        order = _shuffled(five, seed)[:8] + _shuffled(more, seed)[:4]
+        out.append(FileSpec(f"held-{seed}", "held-out", _shuffled(list(order), seed), (0.6, 1.2), seed))
+    return out
+
+
+def build(spec: FileSpec, folder: Path) -> tuple[Path, list[mm.Placed]]:
+    """Write ``spec``'s WAV into ``folder``; returns it and the placed clips."""
+    wav = folder / f"{spec.name}.wav"
+    return wav, mm.build(wav, spec.order, gaps=spec.gaps, seed=spec.seed)
+
+
+def run_cli(wav: Path, out: Path, extra: list[str]) -> float:
+    """``whisper-subtitler transcribe`` with JSON output; returns its wall seconds."""
+    started = time.perf_counter()
+    cmd = [sys.executable, "-m", "whisper_subtitler.cli", "transcribe", str(wav), "-f", "json", "-o", str(out)]
+    subprocess.run([*cmd, "--overwrite", "--no-diarize", "-q", *extra], check=True)
+    return time.perf_counter() - started
+
+
+def evaluate(extra: list[str]) -> dict:
+    """Every file through the CLI and scored: counts per file and per split."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for spec in specs():
+            wav, placed = build(spec, folder)
+            seconds = run_cli(wav, folder, extra)
+            data = json.loads((folder / f"{spec.name}.json").read_text(encoding="utf-8"))
+            scores = mm.score(placed, data["segments"])
+            counts = {v: sum(s.verdict == v for s in scores) for v in ("right", "misheard", "translated", "dropped")}
+            rows.append(
+                {
+                    **asdict(spec),
+                    "main_language": data["language"],
+                    **counts,
+                    "clips": [asdict(s) for s in scores],
+                    "seconds": round(seconds, 1),
+                }
+            )
+            print(f"{spec.name:8} {spec.split:8} {counts} main={data['language']}", file=sys.stderr)
+    return {"command": "python bench/multilingual.py " + " ".join(extra), "files": rows}
+
+
+def grid(long_clip: Path | None) -> dict:
+    """Region-language accuracy of the smoothing over a grid of its two constants, on the tuning files (and on the
+    English-only long clip when given: every region there is English), with each region's detection."""
+    import torch
+
+    from whisper_subtitler.decoding.chunking import plan_chunks
+    from whisper_subtitler.decoding.code_switching import smooth_languages
+    from whisper_subtitler.decoding.features import array_source, chunk_samples, encode_windows
+    from whisper_subtitler.decoding.language_plan import detect_regions
+    from whisper_subtitler.models import load_whisper, resolve_model
+    from whisper_subtitler.vad import speech_regions
+
+    model = load_whisper(resolve_model(None), "cpu")
+    files = []
+    with tempfile.TemporaryDirectory() as tmp:
+        inputs = [build(s, Path(tmp)) for s in specs() if s.split == "tuning"]
+        if long_clip is not None:
+            inputs.append((long_clip, []))
+        for wav, placed in inputs:
+            samples = mm.read_wav(wav)
+            speech = speech_regions(samples)
+            source = array_source(samples)
+            chunks = plan_chunks(speech)
+            with torch.no_grad():
+                found = detect_regions(
+                    model,
+                    chunks,
+                    speech,
+                    source,
+                    encode=lambda g, source=source: encode_windows(model, [chunk_samples(c, source) for c in g]),
+                    batch_size=8,
+                )
+            truth = []
+            for r in found.regions:
+                middle = (r.start + r.end) / 2
+                truth.append(next((p.clip.language for p in placed if p.start - 0.3 <= middle <= p.end + 0.3), "en"))
+            files.append((wav.name, found.regions, truth))
+    rows = []
+    for sure_p in (0.8, 0.9, 1.01):  # 1.01: no region is sure enough to keep its language whatever its neighbours
+        for switch_cost in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0):
+            for full_weight_s in (0.5, 1.0, 2.0, 3.0, 5.0):
+                right = total = 0
+                for _, regions, truth in files:
+                    chosen = smooth_languages(
+                        regions, switch_cost=switch_cost, full_weight_s=full_weight_s, sure_p=sure_p
+                    )
+                    right += sum(a == b for a, b in zip(chosen, truth))
+                    total += len(truth)
+                rows.append(
+                    {
+                        "sure_p": sure_p,
+                        "switch_cost": switch_cost,
+                        "full_weight_s": full_weight_s,
+                        "right": right,
+                        "regions": total,
+                    }
+                )
+                label = f"sure {sure_p} switch {switch_cost} full weight {full_weight_s} s"
+                print(f"{label}: {right}/{total}", file=sys.stderr)
+    detections = {
+        name: [
+            {
+                "start": r.start,
+                "end": r.end,
+                "truth": t,
+                "top": sorted(r.probabilities.items(), key=lambda kv: -kv[1])[:3],
+            }
+            for r, t in zip(regions, truth)
+        ]
+        for name, regions, truth in files
+    }
+    return {"grid": rows, "detections": detections}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, help="write the results as JSON here")
+    parser.add_argument("--grid", action="store_true", help="the smoothing grid on the tuning files")
+    parser.add_argument("--long-clip", type=Path, help="an English-only WAV for --grid (scripts/make_long_clip.py)")
+    parser.add_argument("extra", nargs="*", help="more options for transcribe (after --)")
+    args = parser.parse_args()
+    result: object = grid(args.long_clip) if args.grid else evaluate(args.extra)
+    text = json.dumps(result, ensure_ascii=False, indent=1)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""The language smoothing over speech regions and the planning of one-language chunks (pure logic)."""
+
+from __future__ import annotations
+
+import pytest
+
+from whisper_subtitler.decoding.chunking import Chunk
+from whisper_subtitler.decoding.code_switching import (
+    RegionLanguage,
+    main_language,
+    regions_in,
+    restrict,
+    settled_by_window,
+    smooth_languages,
+    split_by_language,
+)
+
+
+def region(start: float, end: float, **p: float) -> RegionLanguage:
+    rest = max(0.0, 1.0 - sum(p.values()))
+    return RegionLanguage(start, end, {**p, "xx": rest} if rest > 0 else p)
+
+
+def test_a_sure_region_keeps_its_language_between_others():
+    regions = [region(0, 5, en=0.95), region(6, 9, es=0.9, en=0.05), region(10, 15, en=0.95)]
+    assert smooth_languages(regions) == ["en", "es", "en"]
+
+
+def test_a_short_unsure_region_borrows_its_neighbours_language():
+    # A one-word "okay" inside Spanish, detected as English with little certainty: it stays Spanish.
+    regions = [region(0, 5, es=0.95), region(5.5, 5.9, en=0.6, es=0.3), region(6.5, 12, es=0.95)]
+    assert smooth_languages(regions) == ["es", "es", "es"]
+
+
+def test_a_short_sure_region_between_different_languages_keeps_its_own():
+    # "Hola mundo" between French and Italian clips: no neighbour to borrow from that the region supports.
+    regions = [region(0, 3, fr=0.95), region(4, 5, es=0.8, fr=0.05), region(6, 9, it=0.95)]
+    assert smooth_languages(regions) == ["fr", "es", "it"]
+
+
+def test_a_long_unsure_stretch_is_decided_by_its_own_detection():
+    regions = [region(0, 10, en=0.5, la=0.4), region(11, 20, en=0.55, la=0.35)]
+    assert smooth_languages(regions) == ["en", "en"]
+
+
+def test_no_switch_cost_keeps_each_regions_best():
+    regions = [region(0, 1, en=0.6, es=0.4), region(1.5, 2, es=0.6, en=0.4), region(3, 4, en=0.6, es=0.4)]
+    assert smooth_languages(regions, switch_cost=0.0) == ["en", "es", "en"]
+    assert smooth_languages(regions, switch_cost=5.0) == ["en", "en", "en"]
+
+
+def test_smoothing_refuses_bad_constants_and_takes_no_regions():
+    assert smooth_languages([]) == []
+    with pytest.raises(ValueError):
+        smooth_languages([region(0, 1, en=1.0)], full_weight_s=0)
+    with pytest.raises(ValueError):
+        smooth_languages([region(0, 1, en=1.0)], switch_cost=-1)
+
+
+def test_restrict_keeps_the_allowed_languages_and_scales_them():
+    assert restrict({"en": 0.2, "fr": 0.6, "es": 0.2}, ["en", "es"]) == {"en": 0.5, "es": 0.5}
+    assert restrict({"fr": 1.0}, ["en", "es"]) == {"en": 0.5, "es": 0.5}
+    assert restrict({"en": 0.25, "fr": 0.75}, None) == {"en": 0.25, "fr": 0.75}
+    with pytest.raises(ValueError):
+        restrict({}, None)
+
+
+def test_a_window_sure_of_one_language_settles_its_regions():
+    window = {"en": 0.97, "es": 0.03}
+    assert settled_by_window(window, [{"en": 0.9}, {"en": 0.6}])
+    assert not settled_by_window(window, [{"en": 0.9}, {"es": 0.9, "en": 0.1}])
+    assert not settled_by_window({"en": 0.7, "es": 0.3}, [{"en": 0.9}, {"en": 0.9}])
+    assert settled_by_window({"en": 0.4, "es": 0.6}, [{"en": 1.0}])  # one region: the window's detection is its own
+
+
+def test_regions_in_cuts_the_speech_to_the_chunk():
+    chunk = Chunk(0, 10.0, 30.0, ((10.0, 30.0),))
+    speech = [(2.0, 4.0), (8.0, 12.0), (13.0, 15.0), (29.0, 35.0)]
+    assert regions_in(chunk, speech) == [(10.0, 12.0), (13.0, 15.0), (29.0, 30.0)]
+    assert regions_in(chunk, []) == [(10.0, 30.0)]
+
+
+def test_a_chunk_of_one_language_stays_whole():
+    chunk = Chunk(3, 0.0, 10.0, ((0.0, 10.0),))
+    assert split_by_language(chunk, [(0.0, 4.0), (5.0, 10.0)], ["en", "en"]) == [(chunk, "en")]
+
+
+def test_a_chunk_is_cut_where_the_language_changes():
+    chunk = Chunk(3, 0.0, 20.0, ((0.0, 20.0),))
+    regions = [(0.0, 4.0), (5.0, 8.0), (9.0, 12.0), (13.0, 20.0)]
+    parts = split_by_language(chunk, regions, ["en", "en", "es", "en"])
+    assert [(c.start, c.end, c.regions, lang) for c, lang in parts] == [
+        (0.0, 8.0, ((0.0, 8.0),), "en"),  # joined across the 1-s pause, as plan_chunks joins regions
+        (9.0, 12.0, ((9.0, 12.0),), "es"),
+        (13.0, 20.0, ((13.0, 20.0),), "en"),
+    ]
+    assert {c.index for c, _ in parts} == {3}
+    with pytest.raises(ValueError):
+        split_by_language(chunk, regions, ["en"])
+
+
+def test_main_language_is_the_one_spoken_longest():
+    assert main_language([("en", 10.0), ("es", 25.0), ("en", 12.0)]) == "es"
+    assert main_language([("en", 5.0), ("es", 5.0)]) == "en"
+    assert main_language([(None, 5.0)]) is None
+    assert main_language([]) is None

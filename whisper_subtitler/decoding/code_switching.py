@@ -1,0 +1,168 @@
+"""Language per speech region: smoothing the detections over the file and planning chunks of one language each.
+
+Pure logic on seconds and probabilities, no numpy or torch. With ``--language`` absent, Whisper's language detection
+runs on every speech region (``language_id.region_probabilities``); one region's detection is noisy when the region
+is short (a one-word "okay" can come out Welsh), so the languages are chosen for the whole file at once, as the
+most likely sequence under a simple model (Viterbi decoding of a two-parameter hidden Markov model):
+
+    score(sequence) = sum over regions r of  w(r) * log max(p_r(language_r), PROBABILITY_FLOOR)
+                      - SWITCH_COST * (number of changes of language between consecutive regions)
+    w(r) = min(1, duration(r) / FULL_WEIGHT_S)
+
+A region as long as ``FULL_WEIGHT_S`` counts its own detection fully; a shorter one counts for less, so a short
+region whose detection is unsure (or wrong) takes the language of its neighbours, while a sentence or a clip in
+another language outweighs the cost of switching into it and back (``2 * SWITCH_COST``). A region whose detection is
+at least ``SURE_P`` sure keeps its language whatever its neighbours (a quoted sentence in another language). The
+constants were chosen on a tuning set of concatenated clips and an English-only file, and checked on held-out files
+that no tuning step saw (docs/multilingual.md).
+
+A window of Whisper must be decoded with one language token, so a chunk (``chunking.Chunk``) whose regions got
+different languages is cut into runs of consecutive regions of one language (``split_by_language``), each decoded
+on its own with its language.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from whisper_subtitler.decoding.chunking import Chunk, join_regions
+
+SWITCH_COST = 1.5  # nats: the log-probability evidence a change of language must outweigh
+FULL_WEIGHT_S = 1.0  # seconds: regions this long or longer count their own detection fully
+SURE_P = 0.9  # a region whose detection gives one language at least this keeps it, whatever its neighbours
+PROBABILITY_FLOOR = 1e-4  # no language is impossible: a floor on every probability (log 1e-4 = -9.2 nats)
+CANDIDATE_P = 0.05  # languages at least this likely in some region compete in the smoothing
+
+
+@dataclass(frozen=True, slots=True)
+class RegionLanguage:
+    """Whisper's language detection on one speech region from ``start`` to ``end`` (seconds): ``probabilities``
+    maps ISO 639-1 codes (Whisper's language tokens) to probabilities that sum to 1 over the languages allowed."""
+
+    start: float
+    end: float
+    probabilities: Mapping[str, float]
+
+    @property
+    def duration(self) -> float:
+        """Seconds of speech, ``end - start``."""
+        return self.end - self.start
+
+    @property
+    def best(self) -> str:
+        """The most likely language of the region alone."""
+        return max(self.probabilities, key=lambda k: self.probabilities[k])
+
+
+def restrict(probabilities: Mapping[str, float], allowed: Sequence[str] | None) -> dict[str, float]:
+    """``probabilities`` (language -> p) kept to the ``allowed`` languages and scaled to sum to 1 (all of them
+    when ``allowed`` is ``None`` or empty). A language allowed but absent gets probability 0 before scaling; when
+    all the allowed ones are 0, they are equally likely. Raises ``ValueError`` when nothing is left."""
+    if not allowed:
+        kept = dict(probabilities)
+    else:
+        kept = {language: float(probabilities.get(language, 0.0)) for language in allowed}
+    if not kept:
+        raise ValueError("no language to choose from")
+    total = sum(kept.values())
+    if total <= 0:
+        return {language: 1.0 / len(kept) for language in kept}
+    return {language: p / total for language, p in kept.items()}
+
+
+def smooth_languages(
+    regions: Sequence[RegionLanguage],
+    *,
+    switch_cost: float = SWITCH_COST,
+    full_weight_s: float = FULL_WEIGHT_S,
+    sure_p: float = SURE_P,
+) -> list[str]:
+    """The language of each of ``regions`` (in time order): the most likely sequence under the model of the module
+    docstring (Viterbi; ties keep the earlier language, then the alphabetically first), where a region at least
+    ``sure_p`` sure of its best language keeps it. Only languages at least ``CANDIDATE_P`` likely in some region, or
+    the best of some region, compete. Raises ``ValueError`` for
+    ``full_weight_s <= 0`` or a negative ``switch_cost``."""
+    if full_weight_s <= 0 or switch_cost < 0:
+        raise ValueError("full_weight_s must be positive and switch_cost not negative")
+    if not regions:
+        return []
+    candidates = sorted(
+        {r.best for r in regions} | {k for r in regions for k, p in r.probabilities.items() if p >= CANDIDATE_P}
+    )
+
+    def emission(r: RegionLanguage, language: str) -> float:
+        if r.probabilities[r.best] >= sure_p and language != r.best:
+            return -math.inf
+        weight = min(1.0, max(r.duration, 0.0) / full_weight_s)
+        return weight * math.log(max(float(r.probabilities.get(language, 0.0)), PROBABILITY_FLOOR))
+
+    score = {k: emission(regions[0], k) for k in candidates}
+    back: list[dict[str, str]] = []
+    for r in regions[1:]:
+        leader = max(candidates, key=lambda k: (score[k], -candidates.index(k)))
+        pointers, new = {}, {}
+        for k in candidates:
+            stay, switch = score[k], score[leader] - switch_cost
+            pointers[k] = k if stay >= switch else leader
+            new[k] = max(stay, switch) + emission(r, k)
+        back.append(pointers)
+        score = new
+    last = max(candidates, key=lambda k: (score[k], -candidates.index(k)))
+    path = [last]
+    for pointers in reversed(back):
+        path.append(pointers[path[-1]])
+    return path[::-1]
+
+
+def regions_in(chunk: Chunk, speech: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The speech regions (seconds, sorted, disjoint) that lie in ``chunk``, cut to its bounds: the units of language
+    detection, finer than ``chunk.regions``, which are joined across pauses shorter than ``chunking.MERGE_GAP_S``."""
+    inside = [(max(a, chunk.start), min(b, chunk.end)) for a, b in speech if b > chunk.start and a < chunk.end]
+    return [(a, b) for a, b in inside if b > a] or list(chunk.regions)
+
+
+def split_by_language(
+    chunk: Chunk, regions: Sequence[tuple[float, float]], languages: Sequence[str]
+) -> list[tuple[Chunk, str]]:
+    """``chunk`` cut into runs of consecutive speech ``regions`` (``regions_in(chunk, ...)``) of one language
+    (``languages``, one per region): ``[(chunk, language)]`` when all agree, else one chunk per run, from its first
+    region's start to its last one's end, its regions joined as ``chunking.plan_chunks`` joins them, with the
+    chunk's index (the runs stay in time order). Raises ``ValueError`` when the lengths differ or are 0."""
+    if len(languages) != len(regions) or not regions:
+        raise ValueError(f"{len(languages)} languages for {len(regions)} regions")
+    runs: list[tuple[list[tuple[float, float]], str]] = []
+    for region, language in zip(regions, languages):
+        if runs and runs[-1][1] == language:
+            runs[-1][0].append(region)
+        else:
+            runs.append(([region], language))
+    if len(runs) == 1:
+        return [(chunk, runs[0][1])]
+    return [(Chunk(chunk.index, rs[0][0], rs[-1][1], tuple(join_regions(rs))), language) for rs, language in runs]
+
+
+def main_language(spans: Iterable[tuple[str | None, float]]) -> str | None:
+    """The language spoken longest: ``spans`` are ``(language, seconds)`` pairs (segments, regions); the first
+    language wins a tie; ``None`` without any."""
+    totals: dict[str, float] = {}
+    for language, seconds in spans:
+        if language:
+            totals[language] = totals.get(language, 0.0) + max(seconds, 0.0)
+    return max(totals, key=lambda k: totals[k]) if totals else None
+
+
+WINDOW_SURE_P = 0.9  # a window's own detection this sure of one language ...
+SLICE_AGREE_P = 0.5  # ... and each region's sliced detection giving it this much: the regions take it unexamined
+
+
+def settled_by_window(window: Mapping[str, float], sliced: Sequence[Mapping[str, float]]) -> bool:
+    """Whether the regions of one window can take the window's own detection (``window``, language -> p) without
+    being encoded alone: the window is at least ``WINDOW_SURE_P`` sure of its language and each region's sliced
+    detection (``sliced``) gives that language at least ``SLICE_AGREE_P``. A window of one region always can (its
+    detection is the region's)."""
+    if len(sliced) <= 1:
+        return True
+    language = max(window, key=lambda k: window[k])
+    return window[language] >= WINDOW_SURE_P and all(p.get(language, 0.0) >= SLICE_AGREE_P for p in sliced)

@@ -1,0 +1,165 @@
+"""The language of every speech region of a file, and the chunks to decode with each language (``--language``
+absent, or a list of languages, with a multilingual model).
+
+    chunks encoded in batches (the encoder output kept for decoding, up to FEATURE_CACHE_BYTES)
+      -> each window's own detection, and each region's detection sliced from the window (language_id)
+      -> regions of windows that are not sure of one language: encoded alone, detected alone
+      -> the languages smoothed over the file (code_switching.smooth_languages)
+      -> chunks cut where the language changes (code_switching.split_by_language)
+
+On a file in one language almost every window is sure of it, so the cost is the detections (one decoder step per
+window and per region) and the few regions encoded alone; the encoder output of the windows is reused for decoding.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from whisper_subtitler.decoding.chunking import Chunk, decoding_order
+from whisper_subtitler.decoding.code_switching import (
+    RegionLanguage,
+    regions_in,
+    settled_by_window,
+    smooth_languages,
+    split_by_language,
+)
+from whisper_subtitler.decoding.features import SampleSource, chunk_samples
+
+log = logging.getLogger(__name__)
+
+FEATURE_CACHE_BYTES = 512 * 2**20  # encoder output kept between detection and decoding; the rest is encoded again
+ALONE_BATCH = 8  # regions encoded alone per encoder call
+
+
+@dataclass
+class LanguagePlan:
+    """The chunks to decode, each with its language (``items``, time order), the encoder output of the chunks that
+    stayed whole (``features``: chunk index -> ``(n_audio_ctx, n_audio_state)`` tensor) and the file's
+    ``regions`` with their smoothed ``languages`` (for the log and the main language)."""
+
+    items: list[tuple[Chunk, str]]
+    features: dict[int, Any] = field(default_factory=dict)
+    regions: list[RegionLanguage] = field(default_factory=list)
+    languages: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Detections:
+    """Each speech region's language probabilities (``regions``, time order), the regions of each chunk
+    (``per_chunk``: chunk index -> regions in seconds) and the encoder output kept for decoding (``features``)."""
+
+    regions: list[RegionLanguage]
+    per_chunk: dict[int, list[tuple[float, float]]]
+    features: dict[int, Any]
+    encoded_alone: int = 0
+
+
+def detect_regions(
+    model,
+    chunks: Sequence[Chunk],
+    speech: Sequence[tuple[float, float]],
+    source: SampleSource,
+    *,
+    encode: Callable[[list[Chunk]], Any],
+    batch_size: int,
+    allowed: Sequence[str] = (),
+) -> Detections:
+    """The language probabilities of every speech region of ``chunks`` (the first three steps of the module
+    docstring). ``speech``: the VAD regions (seconds, sorted, disjoint); ``encode``: the encoder output
+    ``(B, n_audio_ctx, n_audio_state)`` of a batch of chunks; ``allowed``: the languages to choose from, all of the
+    model's when empty. Call under ``torch.no_grad``."""
+    from whisper_subtitler.decoding import language_id
+
+    allowed_list = list(allowed) or None
+    ordered = decoding_order(chunks)
+    per_chunk: dict[int, list[tuple[float, float]]] = {}
+    probabilities: dict[tuple[float, float], dict[str, float]] = {}
+    alone: list[tuple[float, float]] = []
+    features: dict[int, Any] = {}
+    kept_bytes = 0
+    for i in range(0, len(ordered), batch_size):
+        group = list(ordered[i : i + batch_size])
+        encoded = encode(group)
+        windows = language_id.window_probabilities(model, encoded, allowed_list)
+        for row, (chunk, window) in enumerate(zip(group, windows)):
+            regions = regions_in(chunk, speech)
+            per_chunk[chunk.index] = regions
+            spans = [(a - chunk.start, b - chunk.start) for a, b in regions]
+            sliced = (
+                language_id.sliced_probabilities(model, encoded[row], spans, allowed_list) if len(spans) > 1 else []
+            )
+            if settled_by_window(window, sliced):
+                probabilities.update({region: window for region in regions})
+            else:
+                alone.extend(regions)
+            size = encoded[row].numel() * encoded[row].element_size()
+            if kept_bytes + size <= FEATURE_CACHE_BYTES:
+                features[chunk.index] = encoded[row]
+                kept_bytes += size
+    probabilities.update(_detect_alone(model, alone, source, allowed_list))
+    found = [RegionLanguage(a, b, probabilities[(a, b)]) for k in sorted(per_chunk) for a, b in per_chunk[k]]
+    return Detections(found, per_chunk, features, len(alone))
+
+
+def plan_languages(
+    model,
+    chunks: Sequence[Chunk],
+    speech: Sequence[tuple[float, float]],
+    source: SampleSource,
+    *,
+    encode: Callable[[list[Chunk]], Any],
+    batch_size: int,
+    allowed: Sequence[str] = (),
+) -> LanguagePlan:
+    """Find the language of each speech region of ``chunks`` and plan their decoding (see the module docstring);
+    arguments as ``detect_regions``. Call under ``torch.no_grad``."""
+    found = detect_regions(model, chunks, speech, source, encode=encode, batch_size=batch_size, allowed=allowed)
+    languages = smooth_languages(found.regions)
+    by_region = {(r.start, r.end): language for r, language in zip(found.regions, languages)}
+    items: list[tuple[Chunk, str]] = []
+    features = found.features
+    for chunk in sorted(chunks, key=lambda c: c.index):
+        regions_here = found.per_chunk[chunk.index]
+        parts = split_by_language(chunk, regions_here, [by_region[r] for r in regions_here])
+        if len(parts) > 1:
+            features.pop(chunk.index, None)
+        items.extend(parts)
+    log.info(
+        "language per speech region: %d regions (%d encoded alone), %s; %d chunks -> %d",
+        len(found.regions),
+        found.encoded_alone,
+        ", ".join(f"{k} {v:.0f} s" for k, v in _seconds_by_language(found.regions, languages).items()),
+        len(chunks),
+        len(items),
+    )
+    return LanguagePlan(items, features, found.regions, languages)
+
+
+def _seconds_by_language(regions: Sequence[RegionLanguage], languages: Sequence[str]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for r, language in zip(regions, languages):
+        out[language] = out.get(language, 0.0) + r.duration
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def _detect_alone(
+    model, regions: Sequence[tuple[float, float]], source: SampleSource, allowed: list[str] | None
+) -> dict[tuple[float, float], dict[str, float]]:
+    """The detection of each of ``regions`` (seconds) encoded alone (``language_id.encode_regions``), in batches of
+    similar length (sorted by length, so a row is padded by little): region -> language probabilities."""
+    from whisper_subtitler.decoding import language_id
+    from whisper_subtitler.decoding.chunking import MAX_CHUNK_S
+
+    out: dict[tuple[float, float], dict[str, float]] = {}
+    by_length = sorted(regions, key=lambda r: r[1] - r[0])
+    for i in range(0, len(by_length), ALONE_BATCH):
+        group = by_length[i : i + ALONE_BATCH]
+        pieces = [chunk_samples(Chunk(0, a, min(b, a + MAX_CHUNK_S), ((a, b),)), source) for a, b in group]
+        # Whole rows, the batch's padding included: cut to the region's own frames, the encoder output lost the
+        # silence after the speech that Whisper's detection expects (a clip went from en 0.97 to ja 0.47).
+        encoded = language_id.encode_regions(model, pieces)
+        out.update(zip(group, language_id.features_probabilities(model, encoded, allowed)))
+    return out
