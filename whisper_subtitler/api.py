@@ -67,7 +67,8 @@ class Result:
 
     @property
     def language(self) -> str:
-        """ISO 639-1 code of the language, given or detected (``""`` when there was no speech to detect it from)."""
+        """ISO 639-1 code of the language, given or detected: the one spoken longest (each segment has its own);
+        ``""`` when there was no speech to detect it from."""
         return self.transcript.language
 
     @property
