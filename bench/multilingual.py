@@ -12,6 +12,12 @@ The evaluation set is built from the language clips that ship in the PyPI wheel 
 
     python bench/multilingual.py --out docs/multilingual.json            # every file through the CLI, scored
     python bench/multilingual.py --grid --long-clip /tmp/long_clip.wav   # the smoothing grid on the tuning files
+    python bench/multilingual.py --cost --long-clip /tmp/long_clip.wav   # one-language file: time and words
+
+``--cost`` runs the CLI on an English-only file (``scripts/make_long_clip.py``, 10 minutes) with the language
+detected per region (the default) and with ``--language en`` (one language, no detection: what a one-language file
+cost before), alternately, three times each, and reports the median wall times, their ratio and whether the words
+are the same.
 
 A clip is ``right`` when the words over it are in its language with a character error rate <= 0.30 (numbers
 written out in the clip's language), ``misheard`` when they are in its language with more errors, ``translated``
@@ -74,12 +80,18 @@ def build(spec: FileSpec, folder: Path) -> tuple[Path, list[mm.Placed]]:
     return wav, mm.build(wav, spec.order, gaps=spec.gaps, seed=spec.seed)
 
 
-def run_cli(wav: Path, out: Path, extra: list[str]) -> float:
-    """``whisper-subtitler transcribe`` with JSON output; returns its wall seconds."""
+def run_cli(wav: Path, out: Path, extra: list[str]) -> tuple[float, float]:
+    """``whisper-subtitler transcribe`` with JSON output; returns its wall seconds and CPU seconds (user + system,
+    which another busy process on the machine inflates less than the wall time)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    cmd = [sys.executable, "-m", "whisper_subtitler.cli", "transcribe", str(wav), "-f", "json", "-o", str(out)]
+    cmd = [sys.executable, "-m", "whisper_subtitler", "transcribe", str(wav), "-f", "json", "-o", str(out)]
     subprocess.run([*cmd, "--overwrite", "--no-diarize", "-q", *extra], check=True)
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def evaluate(extra: list[str]) -> dict:
@@ -89,7 +101,7 @@ def evaluate(extra: list[str]) -> dict:
         folder = Path(tmp)
         for spec in specs():
             wav, placed = build(spec, folder)
-            seconds = run_cli(wav, folder, extra)
+            seconds, _ = run_cli(wav, folder, extra)
             data = json.loads((folder / f"{spec.name}.json").read_text(encoding="utf-8"))
             scores = mm.score(placed, data["segments"])
             counts = {v: sum(s.verdict == v for s in scores) for v in ("right", "misheard", "translated", "dropped")}
@@ -180,14 +192,49 @@ def grid(long_clip: Path | None) -> dict:
     return {"grid": rows, "detections": detections}
 
 
+def cost(long_clip: Path, runs: int = 3) -> dict:
+    """Wall seconds of the default command against ``--language en`` on ``long_clip``, and whether the words agree."""
+    import statistics
+
+    seconds: dict[str, list[float]] = {"detected": [], "en": []}
+    cpu: dict[str, list[float]] = {"detected": [], "en": []}
+    words: dict[str, list[str]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(runs):
+            for name, extra in (("detected", []), ("en", ["--language", "en"])):
+                out = Path(tmp) / name
+                wall, used = run_cli(long_clip, out, extra)
+                seconds[name].append(round(wall, 2))
+                cpu[name].append(round(used, 2))
+                data = json.loads((out / f"{long_clip.stem}.json").read_text(encoding="utf-8"))
+                words[name] = [w["text"] for s in data["segments"] for w in s["words"]]
+                languages = sorted({s["language"] for s in data["segments"]})
+                print(f"{name}: {wall:.1f} s ({used:.1f} s CPU), languages {languages}", file=sys.stderr)
+    medians = {k: statistics.median(v) for k, v in seconds.items()}
+    cpu_medians = {k: statistics.median(v) for k, v in cpu.items()}
+    return {
+        "command": f"python bench/multilingual.py --cost --long-clip {long_clip.name}",
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "median_s": medians,
+        "ratio": round(medians["detected"] / medians["en"], 3),
+        "cpu_ratio": round(cpu_medians["detected"] / cpu_medians["en"], 3),
+        "same_words": words["detected"] == words["en"],
+        "words": len(words["en"]),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     parser.add_argument("--grid", action="store_true", help="the smoothing grid on the tuning files")
-    parser.add_argument("--long-clip", type=Path, help="an English-only WAV for --grid (scripts/make_long_clip.py)")
+    parser.add_argument("--cost", action="store_true", help="time and words on --long-clip, detected against en")
+    parser.add_argument("--long-clip", type=Path, help="an English-only WAV (scripts/make_long_clip.py)")
     parser.add_argument("extra", nargs="*", help="more options for transcribe (after --)")
     args = parser.parse_args()
-    result: object = grid(args.long_clip) if args.grid else evaluate(args.extra)
+    if args.cost and args.long_clip is None:
+        parser.error("--cost needs --long-clip")
+    result: object = grid(args.long_clip) if args.grid else cost(args.long_clip) if args.cost else evaluate(args.extra)
     text = json.dumps(result, ensure_ascii=False, indent=1)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")

@@ -78,3 +78,17 @@ def test_unavailable_backend_falls_back_or_fails(machine, tmp_path, monkeypatch)
     strict = CliRunner().invoke(app, ["transcribe", missing, "--gpu-backend", "cuda", "--no-fallback"])
     assert strict.exit_code == 4
     assert "cuda was requested by --gpu-backend but is not available" in " ".join(strict.output.split())
+
+
+def test_language_lists_restrict_detection_and_one_language_forces_it():
+    from whisper_subtitler.cli_options import parse_languages
+    from whisper_subtitler.errors import UsageError
+
+    assert parse_languages(None) == (None, ())
+    assert parse_languages("auto") == (None, ())
+    assert parse_languages("fr") == ("fr", ())
+    assert parse_languages("English, spanish") == (None, ("en", "es"))
+    assert parse_languages("en,es,en,") == (None, ("en", "es"))
+    assert parse_languages("de,german") == ("de", ())
+    with pytest.raises(UsageError):
+        parse_languages("en,klingon")

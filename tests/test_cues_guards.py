@@ -132,3 +132,15 @@ def test_reading_speed_far_above_the_maximum_is_squashed_fast_speech_is_not():
     assert drop_squashed(brisk, max_cps=17.0) == tuple(brisk)
     two = squashed("I heard", 0.0, 0.1)  # two words, one of them "I": not "several"
     assert drop_squashed(two, max_cps=17.0) == tuple(two)
+
+
+def test_the_same_words_in_two_languages_are_no_repeat():
+    # Counting "1, 2, 3, 4, 5" in English, then in Spanish: Whisper writes digits for both.
+    from dataclasses import replace
+
+    english = [replace(w, language="en") for w in words_of("1, 2, 3, 4, 5.", 0.0)]
+    spanish = [replace(w, language="es") for w in words_of("1, 2, 3, 4, 5.", english[-1].end + 0.5)]
+    segment_of = [0] * len(english) + [1] * len(spanish)
+    assert drop_repeated_sentences(english + spanish, segment_of) == tuple(english + spanish)
+    same = [replace(w, language="en") for w in spanish]
+    assert texts(drop_repeated_sentences(english + same, segment_of)) == texts(english)

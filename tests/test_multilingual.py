@@ -46,17 +46,16 @@ def transcribe(wav: Path, out: Path, *extra: str) -> dict:
 
 @pytest.fixture(scope="module")
 def clips_file(tmp_path_factory):
-    """Ten clips in five languages, 0.5-1.0 s pauses, transcribed with the defaults."""
+    """Ten clips in five languages, 0.3-0.6 s pauses, transcribed with the defaults."""
     folder = tmp_path_factory.mktemp("multilingual")
     wav = folder / "mixed.wav"
-    placed = mm.build(wav, ten_clips(31), gaps=(0.5, 1.0), seed=31)
+    placed = mm.build(wav, ten_clips(31), gaps=(0.3, 0.6), seed=31)
     return wav, placed, transcribe(wav, folder)
 
 
-@pytest.mark.parametrize("seed, gaps", [(32, (1.0, 2.5)), (33, (0.3, 0.6))])
-def test_every_clip_in_its_own_language_in_other_orders(tmp_path, seed, gaps):
+def test_every_clip_in_its_own_language_in_another_order_with_longer_pauses(tmp_path):
     wav = tmp_path / "mixed.wav"
-    placed = mm.build(wav, ten_clips(seed), gaps=gaps, seed=seed)
+    placed = mm.build(wav, ten_clips(32), gaps=(1.0, 2.5), seed=32)
     scores = mm.score(placed, transcribe(wav, tmp_path)["segments"])
     print(*scores, sep="\n")
     verdicts = [s.verdict for s in scores]

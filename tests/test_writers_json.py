@@ -116,3 +116,26 @@ def test_reads_whisperx_json_with_scores_and_speakers(tmp_path):
     (w1, w2) = t.words
     assert (w1.probability, w1.speaker) == (0.8, "SPEAKER_01") and math.isnan(w2.start)
     assert t.speakers == ("SPEAKER_01",) and [w.text for w in t.words] == [" Hi", " there."]
+
+
+def test_languages_of_segments_and_cues_are_written_and_read_back():
+    import json
+
+    from whisper_subtitler.cues import build_cues
+    from whisper_subtitler.types import Segment, Transcript, Word
+    from whisper_subtitler.writers import render, transcript_from_dict
+
+    words = (Word(" Hola", 0.0, 0.4, language="es"), Word(" mundo.", 0.5, 0.9, language="es"))
+    english = (Word(" Hello.", 2.0, 2.5, language="en"),)
+    segments = (
+        Segment(0.0, 0.9, " Hola mundo.", words, language="es"),
+        Segment(2.0, 2.5, " Hello.", english, language="en"),
+    )
+    transcript = Transcript(segments, "es", 3.0)
+    data = json.loads(render("json", transcript, build_cues(transcript)))
+    assert data["language"] == "es"
+    assert [s["language"] for s in data["segments"]] == ["es", "en"]
+    assert [(c["lines"], c["language"]) for c in data["cues"]] == [(["Hola mundo."], "es"), (["Hello."], "en")]
+    back = transcript_from_dict(data)
+    assert back == transcript
+    assert [w.language for w in back.words] == ["es", "es", "en"]

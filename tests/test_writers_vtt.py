@@ -67,3 +67,34 @@ def test_word_level_timestamps_are_inside_the_cue_and_increasing():
 def test_no_voice_span_without_speakers():
     transcript, cues = case("plain")
     assert "<v" not in render("vtt", transcript, cues)
+
+
+def _bilingual(task: str = "transcribe"):
+    from whisper_subtitler.cues import build_cues
+    from whisper_subtitler.types import Segment, Transcript, Word
+
+    def segment(start, words, language):
+        ws = tuple(Word(f" {w}", start + i * 0.4, start + i * 0.4 + 0.3, language=language) for i, w in enumerate(words))
+        return Segment(ws[0].start, ws[-1].end, "".join(w.text for w in ws), ws, language=language)
+
+    segments = (
+        segment(0.0, ["Good", "morning", "everyone."], "en"),
+        segment(3.0, ["Buenos", "días", "a", "todos."], "es"),
+        segment(6.0, ["Thank", "you."], "en"),
+    )
+    transcript = Transcript(segments, "en", 8.0, task=task)
+    return transcript, build_cues(transcript)
+
+
+def test_cues_in_another_language_get_a_cue_language_span():
+    transcript, cues = _bilingual()
+    assert [c.language for c in cues] == ["en", "es", "en"]
+    text = render("vtt", transcript, cues)
+    assert text.count("<lang es>") == 1 and text.count("</lang>") == 1 and "<lang en>" not in text
+    assert "<lang es>Buenos días a todos.</lang>" in text
+    assert [c.text for c in parse(text).captions][1] == "Buenos días a todos."  # webvtt-py reads the text inside
+
+
+def test_a_translation_has_no_language_spans():
+    transcript, cues = _bilingual("translate")
+    assert "<lang" not in render("vtt", transcript, cues)

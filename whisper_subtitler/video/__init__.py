@@ -93,7 +93,8 @@ def write_video_copies(
         log.warning("%s: no video stream: %s skipped", source, " and ".join(f"--{k}" for k, _ in todo))
         return written, kept
     options = replace(writer_options, bom=False, crlf=False)  # what ffmpeg's text demuxers read
-    language = transcript.language or ""
+    # The track's language is its text's: the file's main spoken language, or English for a translation.
+    language = "en" if transcript.task == "translate" else transcript.language or ""
     with tempfile.TemporaryDirectory(prefix="whisper-subtitler-") as work:
         workdir = Path(work)
         for kind, target in todo:

@@ -11,6 +11,7 @@ timestamp tags are strictly inside the cue's time and increasing, as the spec re
 language than the file's (``Cue.language`` against ``Transcript.language``) has its text in a cue language span
 ``<lang xx>...</lang>`` (WebVTT, "WebVTT cue language span"), inside the voice span, so that players and screen
 readers pronounce and hyphenate it as that language; the file's own language is the track's (``--embed`` tags it).
+A translation (``--task translate``) is English throughout and has no language spans.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class VttWriter(Writer):
 
     def render(self, transcript: Transcript, cues: Sequence[Cue], options: WriterOptions) -> str:
         out = ["WEBVTT\n\n"]
+        main = None if transcript.task == "translate" else transcript.language or None
         for cue in cues:
             lines = _karaoke_lines(cue) if options.word_level else None
             if lines is None:
@@ -72,7 +74,7 @@ class VttWriter(Writer):
             ]
             if not shown:
                 continue
-            if cue.language and transcript.language and cue.language != transcript.language:
+            if main is not None and cue.language and cue.language != main:
                 shown = [(f"<lang {_voice_name(cue.language)}>{line}</lang>", s) for line, s in shown]
             if cue.dialogue:  # one voice per line
                 text = "\n".join(f"<v {_voice_name(s)}>{line}</v>" if s is not None else line for line, s in shown)
