@@ -74,7 +74,9 @@ def _bilingual(task: str = "transcribe"):
     from whisper_subtitler.types import Segment, Transcript, Word
 
     def segment(start, words, language):
-        ws = tuple(Word(f" {w}", start + i * 0.4, start + i * 0.4 + 0.3, language=language) for i, w in enumerate(words))
+        ws = tuple(
+            Word(f" {w}", start + i * 0.4, start + i * 0.4 + 0.3, language=language) for i, w in enumerate(words)
+        )
         return Segment(ws[0].start, ws[-1].end, "".join(w.text for w in ws), ws, language=language)
 
     segments = (
