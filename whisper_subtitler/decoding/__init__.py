@@ -11,6 +11,7 @@ batched decoding with token budgets, word timestamps.
     kernels     CPU forms of the output projection and cross-attention; the SDPA kernel pin
     compiled    torch.compile of the decoder step (a level-2 candidate)
     alignment   word timestamps from the computed audio features
+    language_plan, language_id, code_switching   the language of each speech region, smoothed over the file
 
 The stage itself, its level-2 tuning and int8 quantization live above (``transcription``, ``platform.quantize``);
 this package imports no torch by itself and nothing above it.
