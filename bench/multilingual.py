@@ -229,12 +229,15 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     parser.add_argument("--grid", action="store_true", help="the smoothing grid on the tuning files")
     parser.add_argument("--cost", action="store_true", help="time and words on --long-clip, detected against en")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each variant with --cost")
     parser.add_argument("--long-clip", type=Path, help="an English-only WAV (scripts/make_long_clip.py)")
     parser.add_argument("extra", nargs="*", help="more options for transcribe (after --)")
     args = parser.parse_args()
     if args.cost and args.long_clip is None:
         parser.error("--cost needs --long-clip")
-    result: object = grid(args.long_clip) if args.grid else cost(args.long_clip) if args.cost else evaluate(args.extra)
+    result: object = (
+        grid(args.long_clip) if args.grid else cost(args.long_clip, args.runs) if args.cost else evaluate(args.extra)
+    )
     text = json.dumps(result, ensure_ascii=False, indent=1)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")

@@ -75,7 +75,7 @@ def _bilingual(task: str = "transcribe"):
 
     def segment(start, words, language):
         ws = tuple(
-            Word(f" {w}", start + i * 0.4, start + i * 0.4 + 0.3, language=language) for i, w in enumerate(words)
+            Word(f" {w}", start + 0.4 * i, start + 0.4 * i + 0.3, language=language) for i, w in enumerate(words)
         )
         return Segment(ws[0].start, ws[-1].end, "".join(w.text for w in ws), ws, language=language)
 

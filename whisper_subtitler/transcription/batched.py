@@ -175,10 +175,10 @@ class ChunkTranscriber:
         each with the language it was decoded in.
 
         Chunks are decoded in batches, those with the most speech first. Without a language and with a multilingual
-        model, the language is found per speech region (``speech``, the VAD regions; the chunks' own regions when
-        empty) and chunks that hold several languages are cut where it changes (``language_plan``), only among
-        ``options.languages`` when given. ``progress`` is called after each batch with the share of the chunks'
-        audio decoded (0 to 1).
+        model, the language is found per speech region (``speech``: ``language_plan.language_units``; the chunks'
+        own regions when empty) and chunks that hold several languages are cut where it changes
+        (``language_plan``), only among ``options.languages`` when given. ``progress`` is called after each batch
+        with the share of the chunks' audio decoded (0 to 1).
         """
         if self.language is None and not self.model.is_multilingual:
             self.language = "en"
@@ -427,7 +427,12 @@ class BatchedTranscriber:
             attention=settings.attention,
             offset=audio.offset,
         )
-        segments = transcriber.transcribe(chunks, source, progress, speech)
+        units: Sequence[Region] = speech
+        if options.language is None and self.model.is_multilingual:
+            from whisper_subtitler.decoding.language_plan import language_units
+
+            units = language_units(audio.samples) or speech
+        segments = transcriber.transcribe(chunks, source, progress, units)
         self.on_cpu = self.on_cpu or transcriber.moved_to_cpu
         log.debug(
             "%s: %d chunks, %d segments in %.1f s (batch %d, %d chunk decodings sampled)",

@@ -148,7 +148,7 @@ class SequentialTranscriber:
         import torch
 
         from whisper_subtitler.decoding.features import array_source, chunk_samples, encode_windows
-        from whisper_subtitler.decoding.language_plan import plan_languages
+        from whisper_subtitler.decoding.language_plan import language_units, plan_languages
         from whisper_subtitler.platform.batch_advice import CPU_BATCH
 
         source = array_source(audio.samples, audio.sample_rate)
@@ -156,7 +156,7 @@ class SequentialTranscriber:
             plan = plan_languages(
                 self.model,
                 chunks,
-                speech,
+                language_units(audio.samples) or speech,
                 source,
                 encode=lambda group: encode_windows(self.model, [chunk_samples(c, source) for c in group]),
                 batch_size=CPU_BATCH,
