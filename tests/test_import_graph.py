@@ -30,7 +30,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "pieces",
         "prefetch",
         "audio",
-        "vad",
         "streams",
         "inputs",
         "stages",
@@ -38,7 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "interrupts",
     ),
     ("platform", "models"),  # the machine and the model files
-    ("decoding",),  # openai-whisper's decoding, batched: chunks, budgets, beams, kernels, alignment
+    ("decoding", "vad"),  # openai-whisper's decoding, batched (chunks, budgets, beams, kernels, alignment); the VAD
     ("types", "errors", "languages", "cache", "version"),  # values, failures, constants
 )
 
