@@ -229,6 +229,7 @@ class ChunkTranscriber:
                 encode=encode,
                 batch_size=self.batch_size,
                 allowed=self.options.languages,
+                fp16=self.fp16,
             )
 
     def _decode_group_or_eager(

@@ -161,6 +161,7 @@ class SequentialTranscriber:
                 encode=lambda group: encode_windows(self.model, [chunk_samples(c, source) for c in group]),
                 batch_size=CPU_BATCH,
                 allowed=self.options.languages,
+                fp16=bool(self.options.fp16) and self.model.device.type != "cpu",
             )
         runs: dict[str, list[Region]] = {}
         for chunk, language in plan.items:
