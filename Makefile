@@ -17,7 +17,7 @@ PIP     := $(PY) -m pip
 EXTRAS  ?= diarize,tiny
 CONSTRAINTS := $(VENV)/torch-constraints.txt
 
-.PHONY: install install-test lint demo test test-fast bench bench-memory long-clip cue-stats clean
+.PHONY: install install-test lint demo test test-fast bench bench-memory bench-multilingual long-clip cue-stats clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +65,13 @@ bench: install-test
 	$(PY) scripts/bench_diarization.py --out docs/diarization-benchmark.json
 	$(PY) bench/run.py --out docs/benchmarks.md --batch-sizes 1,4,8,16
 	$(PY) bench/memory.py > docs/memory-cpu.json
+	$(MAKE) bench-multilingual
+
+# Multilingual files: clips right/translated/dropped per file, and the cost on a one-language file (docs/multilingual.md)
+bench-multilingual: install-test
+	$(PY) bench/multilingual.py --out docs/multilingual.json
+	$(PY) bench/long_clip.py .bench-work
+	$(PY) bench/multilingual.py --cost --long-clip .bench-work/long_clip.wav --out docs/multilingual-cost.json
 
 bench-memory: install-test
 	$(PY) bench/memory.py > docs/memory-cpu.json
@@ -77,4 +84,4 @@ cue-stats: install
 	$(PY) bench/cue_stats.py $(TRANSCRIPT)
 
 clean:
-	rm -rf $(VENV) examples/media examples/output .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) examples/media examples/output .pytest_cache .ruff_cache .mypy_cache .bench-work
