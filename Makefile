@@ -5,6 +5,9 @@
 #   make bench   speed and memory against openai-whisper and faster-whisper, and speaker diarization against
 #                pyannote's own pipeline (docs/benchmarks.md), memory per batch row (docs/memory-cpu.json), and
 #                speakers on real conversations, clean, under music and noise, and long (docs/speakers-benchmark.json)
+#   make bench-memory               memory per batch row only (bench/memory.py -> docs/memory-cpu.json)
+#   make long-clip OUT=DIR          the 10-minute benchmark clip with its transcript (bench/long_clip.py)
+#   make cue-stats TRANSCRIPT=FILE  the readability figures of the cues of a saved transcript (bench/cue_stats.py)
 # TORCH picks the PyTorch build when the venv has none yet; see README "Install" for CUDA, ROCm and Apple silicon.
 
 VENV    ?= .venv
@@ -15,7 +18,7 @@ PIP     := $(PY) -m pip
 EXTRAS  ?= diarize,tiny
 CONSTRAINTS := $(VENV)/torch-constraints.txt
 
-.PHONY: install install-test lint demo test test-fast bench clean
+.PHONY: install install-test lint demo test test-fast bench bench-memory bench-multilingual long-clip cue-stats clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -64,7 +67,24 @@ bench: install-test
 	$(PY) bench/conversations.py --out bench/results/speaker-set --long
 	$(PY) bench/speakers.py --set bench/results/speaker-set --long --cv --out docs/speakers-benchmark.json
 	$(PY) bench/run.py --out docs/benchmarks.md --batch-sizes 1,4,8,16
-	$(PY) scripts/measure_memory.py > docs/memory-cpu.json
+	$(PY) bench/memory.py > docs/memory-cpu.json
+	$(MAKE) bench-multilingual
+
+# Multilingual files: clips right/translated/dropped per file, and the cost on a one-language file (docs/multilingual.md)
+bench-multilingual: install-test
+	$(PY) bench/multilingual.py --out docs/multilingual.json
+	$(PY) bench/long_clip.py .bench-work
+	$(PY) bench/multilingual.py --cost --long-clip .bench-work/long_clip.wav --out docs/multilingual-cost.json
+
+bench-memory: install-test
+	$(PY) bench/memory.py > docs/memory-cpu.json
+
+OUT ?= bench-media
+long-clip: install-test
+	$(PY) bench/long_clip.py $(OUT)
+
+cue-stats: install
+	$(PY) bench/cue_stats.py $(TRANSCRIPT)
 
 clean:
-	rm -rf $(VENV) examples/media examples/output .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) examples/media examples/output .pytest_cache .ruff_cache .mypy_cache .bench-work

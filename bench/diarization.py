@@ -9,7 +9,7 @@ Measured, each in its own process (clean peak memory), in one run:
 
 1. **The diarization stage alone**, from the in-memory waveform to the speaker turns (model loading excluded,
    reported as ``load_s``), on pyannote's real 30 s ``sample.wav`` and on the 10-minute clip of
-   ``scripts/make_long_clip.py``: ``fast`` is the stage as ``transcribe`` runs it (with silero-vad's speech
+   ``bench/long_clip.py``: ``fast`` is the stage as ``transcribe`` runs it (with silero-vad's speech
    regions, whose time is not counted: the pipeline has them already, and with the heap allocator settings of
    the level-1 step ``host_allocator``); ``stock`` is pyannote's own
    ``SpeakerDiarization`` with the same two models (``OfflineSpeakerDiarization(fast=False)``), the pipeline
@@ -222,9 +222,9 @@ def main() -> int:
         work.mkdir(parents=True, exist_ok=True)
         files = [media.SAMPLE_WAV]
         if not args.quick:
-            print("generating the 10-minute clip (scripts/make_long_clip.py)", file=sys.stderr)
+            print("generating the 10-minute clip (bench/long_clip.py)", file=sys.stderr)
             subprocess.run(
-                [sys.executable, str(ROOT / "scripts" / "make_long_clip.py"), str(work)],
+                [sys.executable, str(ROOT / "bench" / "long_clip.py"), str(work)],
                 check=True,
                 stdout=subprocess.DEVNULL,
             )

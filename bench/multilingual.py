@@ -14,7 +14,7 @@ The evaluation set is built from the language clips that ship in the PyPI wheel 
     python bench/multilingual.py --grid --long-clip /tmp/long_clip.wav   # the smoothing grid on the tuning files
     python bench/multilingual.py --cost --long-clip /tmp/long_clip.wav   # one-language file: time and words
 
-``--cost`` runs the CLI on an English-only file (``scripts/make_long_clip.py``, 10 minutes) with the language
+``--cost`` runs the CLI on an English-only file (``bench/long_clip.py``, 10 minutes) with the language
 detected per region (the default) and with ``--language en`` (one language, no detection: what a one-language file
 cost before), alternately, three times each, and reports the median wall times, their ratio and whether the words
 are the same.
@@ -230,7 +230,7 @@ def main() -> None:
     parser.add_argument("--grid", action="store_true", help="the smoothing grid on the tuning files")
     parser.add_argument("--cost", action="store_true", help="time and words on --long-clip, detected against en")
     parser.add_argument("--runs", type=int, default=3, help="runs of each variant with --cost")
-    parser.add_argument("--long-clip", type=Path, help="an English-only WAV (scripts/make_long_clip.py)")
+    parser.add_argument("--long-clip", type=Path, help="an English-only WAV (bench/long_clip.py)")
     parser.add_argument("extra", nargs="*", help="more options for transcribe (after --)")
     args = parser.parse_args()
     if args.cost and args.long_clip is None:

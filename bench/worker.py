@@ -5,7 +5,7 @@ timed), transcribe one file (timed: audio decoding, VAD, mel, decoding, word tim
 
 Methods (``METHODS``): ``openai`` (``whisper.transcribe(word_timestamps=True)``, its defaults otherwise),
 ``ours`` (``Pipeline.process``, the default batched path, to a JSON transcript), ``ours-int8`` (the same with
-``--compute-type int8``: ``decoding.quantize`` when the model is loaded), ``faster-whisper`` /
+``--compute-type int8``: ``platform.quantize`` when the model is loaded), ``faster-whisper`` /
 ``faster-whisper-int8`` (``BatchedInferencePipeline``, greedy, word timestamps).
 """
 
@@ -71,9 +71,9 @@ def run_ours(args, *, int8: bool = False, fp32: bool = False) -> dict:
     import torch
 
     from whisper_subtitler import platform
-    from whisper_subtitler.decoding.transcriber import BatchedDecoding
     from whisper_subtitler.pipeline import Pipeline, RunOptions
     from whisper_subtitler.transcription import TranscribeOptions
+    from whisper_subtitler.transcription.batched import BatchedDecoding
     from whisper_subtitler.vad import _load_model
 
     selection = platform.configure(

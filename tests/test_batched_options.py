@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
-from whisper_subtitler.decoding.transcriber import BatchedDecoding
-from whisper_subtitler.decoding.tuning import DecodingSettings, batch_candidates, choose_settings
-from whisper_subtitler.transcribe import SequentialDecoding
 from whisper_subtitler.transcription import TranscribeOptions
+from whisper_subtitler.transcription.batched import BatchedDecoding
+from whisper_subtitler.transcription.sequential import SequentialDecoding
+from whisper_subtitler.transcription.tuning import DecodingSettings, batch_candidates, choose_settings
 
 
 def test_candidates_on_the_cpu_and_around_the_gpu_advice():
@@ -108,7 +108,7 @@ def test_level_2_measures_batch_sizes_once_and_caches_the_winner(tmp_path, monke
     selection = replace(selection, batch_size=2)  # a baseline among few chunks, so that larger sizes differ
 
     measured: list[tuple[int, bool | None, str | None, bool]] = []
-    from whisper_subtitler.decoding import transcriber
+    from whisper_subtitler.transcription import batched as transcriber
 
     real = transcriber.ChunkTranscriber.transcribe
 
@@ -117,7 +117,9 @@ def test_level_2_measures_batch_sizes_once_and_caches_the_winner(tmp_path, monke
         return real(self, chunks, source)
 
     monkeypatch.setattr(transcriber.ChunkTranscriber, "transcribe", counting)
-    first = choose_settings(model, audio, speech, TranscribeOptions(), selection, model_name="tiny.en")
+    first = choose_settings(
+        model, audio, speech, TranscribeOptions(), selection, model_name="tiny.en", trial=transcriber.ChunkTranscriber
+    )
     assert first.batch_size in batch_candidates("cpu", 2)
     assert sorted({b for b, *_ in measured}) == [2, 4, 8, 16]  # every candidate measured
     # then at the winning batch size: the decoder kernels, on (the CPU's default) and off; the attention kernel,
@@ -138,12 +140,14 @@ def test_level_2_measures_batch_sizes_once_and_caches_the_winner(tmp_path, monke
     compiler = shutil.which("g++") or shutil.which("c++")
     assert compiled["failed"] == ([] if compiler else ["True"]) and (compiler or not first.compiled_decoder)
     measured.clear()
-    again = choose_settings(model, audio, speech, TranscribeOptions(), selection, model_name="tiny.en")
+    again = choose_settings(
+        model, audio, speech, TranscribeOptions(), selection, model_name="tiny.en", trial=transcriber.ChunkTranscriber
+    )
     assert again == first and measured == []  # read from the cache, nothing measured
 
 
 def test_word_change_is_the_share_of_words_not_kept_in_order():
-    from whisper_subtitler.decoding.tuning import word_change
+    from whisper_subtitler.transcription.tuning import word_change
 
     words = "the quick brown fox jumps over the lazy dog".split()
     assert word_change(words, words) == 0.0 and word_change([], []) == 0.0
@@ -158,8 +162,8 @@ def test_level_2_drops_a_candidate_that_changes_the_words(tmp_path, monkeypatch)
     import numpy as np
 
     from whisper_subtitler import platform
-    from whisper_subtitler.decoding import transcriber
     from whisper_subtitler.models import load_whisper, resolve_model
+    from whisper_subtitler.transcription import batched as transcriber
     from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -175,7 +179,16 @@ def test_level_2_drops_a_candidate_that_changes_the_words(tmp_path, monkeypatch)
     audio = Audio(samples=np.zeros(180 * SAMPLE_RATE, np.float32), sample_rate=SAMPLE_RATE, source=tmp_path / "a.wav")
     selection = platform.configure(gpu_backend="cpu", optimization_level=2, model="tiny.en", environ={}, cwd=tmp_path)
     model = load_whisper(resolve_model("tiny.en"))
-    settings = choose_settings(model, audio, speech, TranscribeOptions(), selection, model_name="tiny.en", requested=4)
+    settings = choose_settings(
+        model,
+        audio,
+        speech,
+        TranscribeOptions(),
+        selection,
+        model_name="tiny.en",
+        requested=4,
+        trial=transcriber.ChunkTranscriber,
+    )
     assert settings.attention is None and ("MATH", False) in seen
     assert all(attention is None for attention, compiled in seen if compiled)  # compile measured after the drop
     cache = json.loads((tmp_path / "cache" / "whisper-subtitler" / "tuning.json").read_text())

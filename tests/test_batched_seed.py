@@ -97,7 +97,7 @@ def sample_audio():
 def _files(model, audio, speech, options, thresholds, batch_size=4) -> tuple[bytes, bytes, int]:
     """SRT and JSON bytes of one batched transcription, and how many chunk decodings sampled."""
     from whisper_subtitler.cues import CueOptions, build_cues
-    from whisper_subtitler.decoding.transcriber import BatchedTranscriber
+    from whisper_subtitler.transcription.batched import BatchedTranscriber
     from whisper_subtitler.writers import FORMATS, WriterOptions
 
     records: list[str] = []
@@ -106,7 +106,7 @@ def _files(model, audio, speech, options, thresholds, batch_size=4) -> tuple[byt
         def emit(self, record: logging.LogRecord) -> None:
             records.append(record.getMessage())
 
-    logger = logging.getLogger("whisper_subtitler.decoding.transcriber")
+    logger = logging.getLogger("whisper_subtitler.transcription.batched")
     handler, level = Catch(level=logging.DEBUG), logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
@@ -161,8 +161,8 @@ def test_the_seed_and_not_the_batch_decides_what_is_sampled(tiny, sample_audio):
 
 @pytest.mark.slow
 def test_no_batch_path_is_seeded_too(tiny, sample_audio):
-    from whisper_subtitler.transcribe import SequentialTranscriber
     from whisper_subtitler.transcription import TranscribeOptions
+    from whisper_subtitler.transcription.sequential import SequentialTranscriber
 
     audio, speech = sample_audio
     hot = TranscribeOptions(language="en", temperatures=(1.0,))  # openai-whisper samples every window

@@ -17,10 +17,10 @@ from whisper_subtitler.types import SAMPLE_RATE, Audio
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
-# The benchmark clip's sentences (scripts/make_long_clip.py); the first 24 are about 4 minutes of speech.
+# The benchmark clip's sentences (bench/long_clip.py); the first 24 are about 4 minutes of speech.
 SENTENCES = tuple(
     line
-    for line in (ROOT / "scripts" / "long_clip_sentences.txt").read_text().splitlines()
+    for line in (ROOT / "bench" / "long_clip_sentences.txt").read_text().splitlines()
     if line and not line.startswith("#")
 )[:24]
 PAUSES_S = (0.8, 2.5, 1.2, 4.0, 0.9, 6.0, 1.5)  # silences between the sentences, in turn
@@ -70,7 +70,7 @@ def speech(clean_speech):
 
 @pytest.fixture(scope="module")
 def batched(tiny, clean_speech, speech):
-    from whisper_subtitler.decoding.transcriber import BatchedTranscriber
+    from whisper_subtitler.transcription.batched import BatchedTranscriber
 
     return BatchedTranscriber(tiny, TranscribeOptions(), batch_size=4, model_name="tiny.en").transcribe(
         clean_speech[0], speech
@@ -82,7 +82,7 @@ def wer(reference: str, hypothesis: str) -> float:
 
 
 def test_batched_gives_the_same_words_as_the_sequential_path(tiny, clean_speech, speech, batched):
-    from whisper_subtitler.transcribe import SequentialTranscriber
+    from whisper_subtitler.transcription.sequential import SequentialTranscriber
 
     sequential = SequentialTranscriber(tiny, TranscribeOptions(), model_name="tiny.en").transcribe(
         clean_speech[0], speech
@@ -119,8 +119,8 @@ def test_batched_decoding_matches_whisper_decode_row_for_row(tiny, clean_speech,
     import torch
     import whisper
 
-    from whisper_subtitler.decoding.budgeted import decode_features
     from whisper_subtitler.decoding.chunking import plan_chunks, token_budget
+    from whisper_subtitler.decoding.decode import decode_features
     from whisper_subtitler.decoding.features import array_source, chunk_samples, log_mel_windows
 
     source = array_source(clean_speech[0].samples)
@@ -146,8 +146,8 @@ def test_batched_alignment_gives_add_word_timestamps_words_and_times(tiny, clean
     from whisper.tokenizer import get_tokenizer
 
     from whisper_subtitler.decoding.alignment import align_batch
-    from whisper_subtitler.decoding.budgeted import decode_features
     from whisper_subtitler.decoding.chunking import plan_chunks, token_budget
+    from whisper_subtitler.decoding.decode import decode_features
     from whisper_subtitler.decoding.features import array_source, chunk_samples, log_mel_windows
 
     source = array_source(clean_speech[0].samples)
@@ -186,8 +186,8 @@ def test_batched_alignment_gives_add_word_timestamps_words_and_times(tiny, clean
 def test_token_budget_stops_a_row_and_marks_it_truncated(tiny, clean_speech, speech):
     import torch
 
-    from whisper_subtitler.decoding.budgeted import decode_features
     from whisper_subtitler.decoding.chunking import plan_chunks
+    from whisper_subtitler.decoding.decode import decode_features
     from whisper_subtitler.decoding.features import array_source, chunk_samples, log_mel_windows
 
     source = array_source(clean_speech[0].samples)
@@ -200,15 +200,15 @@ def test_token_budget_stops_a_row_and_marks_it_truncated(tiny, clean_speech, spe
 
 
 def test_simulated_out_of_memory_loses_no_chunk(tiny, clean_speech, speech, batched, monkeypatch):
-    from whisper_subtitler.decoding import budgeted
+    from whisper_subtitler.decoding import decode
     from whisper_subtitler.decoding.chunking import plan_chunks
     from whisper_subtitler.decoding.features import array_source
-    from whisper_subtitler.decoding.transcriber import ChunkTranscriber
+    from whisper_subtitler.transcription.batched import ChunkTranscriber
 
     class OutOfMemoryError(RuntimeError):
         pass
 
-    real = budgeted.decode_features
+    real = decode.decode_features
     sizes: list[int] = []
 
     def decode_at_most_one(model, features, budgets, **kw):
@@ -217,7 +217,7 @@ def test_simulated_out_of_memory_loses_no_chunk(tiny, clean_speech, speech, batc
             raise OutOfMemoryError("CUDA out of memory (simulated)")
         return real(model, features, budgets, **kw)
 
-    monkeypatch.setattr(budgeted, "decode_features", decode_at_most_one)
+    monkeypatch.setattr(decode, "decode_features", decode_at_most_one)
     source = array_source(clean_speech[0].samples)
     chunks = plan_chunks(speech)
     assert len(chunks) >= 2
@@ -231,7 +231,7 @@ def test_simulated_out_of_memory_loses_no_chunk(tiny, clean_speech, speech, batc
 
 
 def test_no_speech_gives_no_segments_and_tiny_chunks_work(tiny, clean_speech):
-    from whisper_subtitler.decoding.transcriber import BatchedTranscriber
+    from whisper_subtitler.transcription.batched import BatchedTranscriber
 
     audio = clean_speech[0]
     silent = Audio(samples=np.zeros(5 * SAMPLE_RATE, np.float32), sample_rate=SAMPLE_RATE, source=Path("silence"))
@@ -243,7 +243,7 @@ def test_no_speech_gives_no_segments_and_tiny_chunks_work(tiny, clean_speech):
 
 
 def test_speech_up_to_the_last_sample_is_transcribed(tiny, clean_speech, batched):
-    from whisper_subtitler.decoding.transcriber import BatchedTranscriber
+    from whisper_subtitler.transcription.batched import BatchedTranscriber
     from whisper_subtitler.vad import speech_regions
 
     audio = clean_speech[0]

@@ -108,14 +108,14 @@ def test_one_bad_input_alone(tmp_path, cli, make_bad):
 
 
 def test_cue_readability_figures_on_real_speech(transcribed):
-    """scripts/cue_stats.py on the saved transcript: hard limits always met, soft ones where the speech allows."""
+    """bench/cue_stats.py on the saved transcript: hard limits always met, soft ones where the speech allows."""
     import json
     import subprocess
     import sys
     from pathlib import Path
 
     out, _ = transcribed
-    script = Path(__file__).resolve().parent.parent / "scripts" / "cue_stats.py"
+    script = Path(__file__).resolve().parent.parent / "bench" / "cue_stats.py"
     result = subprocess.run(
         [sys.executable, str(script), str(out / "x.json"), "--json"], capture_output=True, text=True
     )

@@ -81,8 +81,8 @@ def test_unavailable_backend_falls_back_or_fails(machine, tmp_path, monkeypatch)
 
 
 def test_language_lists_restrict_detection_and_one_language_forces_it():
-    from whisper_subtitler.cli_options import parse_languages
     from whisper_subtitler.errors import UsageError
+    from whisper_subtitler.options import parse_languages
 
     assert parse_languages(None) == (None, ())
     assert parse_languages("auto") == (None, ())

@@ -1,4 +1,4 @@
-"""The readability figures (``cues.stats``) and ``scripts/cue_stats.py`` on a saved transcript."""
+"""The readability figures (``cues.stats``) and ``bench/cue_stats.py`` on a saved transcript."""
 
 import json
 import subprocess
@@ -11,7 +11,7 @@ from whisper_subtitler.cues.stats import cue_stats
 from whisper_subtitler.types import Cue
 from whisper_subtitler.writers import render
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "cue_stats.py"
+SCRIPT = Path(__file__).resolve().parent.parent / "bench" / "cue_stats.py"
 
 
 def test_figures_count_every_kind_of_violation():

@@ -32,7 +32,7 @@ def tiny_features():
 def test_compiled_step_gives_the_same_tokens_and_compiles_graphs(tiny_features):
     from torch._dynamo.utils import counters
 
-    from whisper_subtitler.decoding.budgeted import decode_features
+    from whisper_subtitler.decoding.decode import decode_features
 
     model, features = tiny_features
     budgets = [120, 60, 3]  # the last row stops at its budget, so the batch shrinks from 3 rows to 2, then 1
@@ -55,8 +55,8 @@ def test_a_failing_compiled_step_falls_back_to_eager_decoding(tiny_features, mon
     from whisper_subtitler.decoding import compiled
     from whisper_subtitler.decoding.chunking import plan_chunks
     from whisper_subtitler.decoding.features import array_source
-    from whisper_subtitler.decoding.transcriber import ChunkTranscriber
     from whisper_subtitler.transcription import TranscribeOptions
+    from whisper_subtitler.transcription.batched import ChunkTranscriber
     from whisper_subtitler.vad import speech_regions
 
     model, _ = tiny_features

@@ -105,7 +105,7 @@ def test_kernels_turn_on_and_off_in_place():
 def test_pinned_attention_kernel_is_used_and_decodes_the_same_text(models, mel):
     """``attention_kernel`` really pins SDPA's kernel: the memory-efficient one has no CPU form, so it raises; the
     math form and flash give the text of PyTorch's own choice."""
-    from whisper_subtitler.decoding.budgeted import decode_features
+    from whisper_subtitler.decoding.decode import decode_features
     from whisper_subtitler.decoding.kernels import ATTENTION_KERNELS, attention_kernel
 
     _, fast = models

@@ -66,7 +66,7 @@ def test_bad_decoding_options_are_usage_errors(tmp_path, monkeypatch, args, says
 def test_the_sequential_path_passes_each_option_under_openai_whispers_name():
     from types import SimpleNamespace
 
-    from whisper_subtitler.transcribe import _transcribe_clips
+    from whisper_subtitler.transcription.sequential import _transcribe_clips
 
     seen: dict = {}
     fake = SimpleNamespace(transcribe=lambda model, samples, **kw: seen.update(kw) or {"segments": []})
@@ -122,7 +122,7 @@ def test_batched_beam_search_is_openai_whispers_for_every_chunk_of_the_batch(tin
     import torch
     import whisper
 
-    from whisper_subtitler.decoding.budgeted import decode_features
+    from whisper_subtitler.decoding.decode import decode_features
     from whisper_subtitler.decoding.features import encode_windows
 
     audio, _ = sample
@@ -150,7 +150,7 @@ def test_batched_beam_search_is_openai_whispers_for_every_chunk_of_the_batch(tin
 def test_best_of_keeps_the_most_probable_of_its_samples(tiny, sample):
     import torch
 
-    from whisper_subtitler.decoding.budgeted import decode_features, most_probable
+    from whisper_subtitler.decoding.decode import decode_features, most_probable
     from whisper_subtitler.decoding.features import encode_windows
 
     audio, _ = sample
@@ -167,8 +167,8 @@ def test_best_of_keeps_the_most_probable_of_its_samples(tiny, sample):
 @pytest.mark.slow
 @pytest.mark.parametrize("path", ["batched", "sequential"])
 def test_an_initial_prompt_spells_a_name(tiny, sample, path):
-    from whisper_subtitler.decoding.transcriber import BatchedTranscriber
-    from whisper_subtitler.transcribe import SequentialTranscriber
+    from whisper_subtitler.transcription.batched import BatchedTranscriber
+    from whisper_subtitler.transcription.sequential import SequentialTranscriber
 
     audio, speech = sample
     make = BatchedTranscriber if path == "batched" else SequentialTranscriber
@@ -184,7 +184,7 @@ def test_an_initial_prompt_spells_a_name(tiny, sample, path):
 def test_temperature_thresholds_and_suppressed_tokens_change_the_decoding(tiny, sample):
     from whisper_subtitler.decoding.chunking import plan_chunks
     from whisper_subtitler.decoding.features import array_source
-    from whisper_subtitler.decoding.transcriber import ChunkTranscriber
+    from whisper_subtitler.transcription.batched import ChunkTranscriber
 
     audio, _ = sample
     source, chunks = (
@@ -219,8 +219,8 @@ def test_int8_quantizes_the_model_and_still_transcribes(sample):
     from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
 
     from whisper_subtitler import platform
-    from whisper_subtitler.decoding.transcriber import BatchedTranscriber
     from whisper_subtitler.models import load_whisper, resolve_model
+    from whisper_subtitler.transcription.batched import BatchedTranscriber
 
     selection = platform.configure("cpu", model="tiny.en", compute_type="int8", environ={}, log_warnings=False)
     assert selection.dtype == "int8"

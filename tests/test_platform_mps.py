@@ -143,7 +143,7 @@ def test_mps_fallback_variable_is_set_on_apple_silicon_only(monkeypatch):
     monkeypatch.setattr(sys, "platform", "linux")
     assert platform.enable_mps_fallback(env) is False and env == {}
     monkeypatch.setattr(sys, "platform", "darwin")
-    monkeypatch.setattr(platform._platform, "machine", lambda: "arm64")
+    monkeypatch.setattr(platform.mps._platform, "machine", lambda: "arm64")
     assert platform.enable_mps_fallback(env) is True and env == {"PYTORCH_ENABLE_MPS_FALLBACK": "1"}
     user = {"PYTORCH_ENABLE_MPS_FALLBACK": "0"}
     assert platform.enable_mps_fallback(user) is False and user["PYTORCH_ENABLE_MPS_FALLBACK"] == "0"

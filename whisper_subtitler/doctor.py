@@ -163,10 +163,11 @@ def build_report(
     backend unavailable with ``WHISPER_SUBTITLER_NO_FALLBACK``) is reported, not raised; the device shown is
     then the ``auto`` choice. ``environ``, ``cwd`` and ``machine`` exist for tests. Byte sizes are bytes.
     """
-    from whisper_subtitler import __version__, platform
+    from whisper_subtitler import platform
     from whisper_subtitler.platform.batch_advice import batch_table
     from whisper_subtitler.platform.environment import load_environment
     from whisper_subtitler.platform.optimize import plan_optimizations
+    from whisper_subtitler.version import __version__
 
     base_env = dict(os.environ if environ is None else environ)
     cwd = Path.cwd() if cwd is None else cwd

@@ -20,7 +20,6 @@ from typing import Any
 from whisper_subtitler.cues import CueOptions, build_cues
 from whisper_subtitler.cues.guards import clean_transcript
 from whisper_subtitler.decoding.code_switching import main_language
-from whisper_subtitler.decoding.transcriber import BatchedDecoding
 from whisper_subtitler.models.holder import ModelHolder
 from whisper_subtitler.outputs import output_path, write_subtitles
 from whisper_subtitler.pieces import open_stream, prepare_first, resume, speech_pieces
@@ -28,6 +27,7 @@ from whisper_subtitler.prefetch import Prefetcher, Prepared
 from whisper_subtitler.results import FileResult, FileStatus
 from whisper_subtitler.stages import OnStage, Stage, StageTimer
 from whisper_subtitler.transcription import Decoding, Region, TranscribeOptions, new_transcript
+from whisper_subtitler.transcription.batched import BatchedDecoding
 from whisper_subtitler.types import Audio, Cue, Segment, Transcript
 from whisper_subtitler.vad import speech_regions
 from whisper_subtitler.video import video_targets, write_video_copies
@@ -72,6 +72,16 @@ class Transcribed:
     audio: Audio
 
 
+@dataclass(frozen=True)
+class Subtitled:
+    """A file's subtitles before any file is written: the ``transcript`` (speakers assigned, with diarization), its
+    ``cues`` and the ``speech`` regions (seconds from the file's start)."""
+
+    transcript: Transcript
+    cues: tuple[Cue, ...]
+    speech: tuple[Region, ...]
+
+
 class Pipeline:
     """Runs the stages for one file after another. ``selection`` is the platform layer's device choice
     (``platform.Selection``). Expected failures are raised as ``SubtitlerError``: the runner decides whether they
@@ -97,7 +107,7 @@ class Pipeline:
             self._prefetcher.start(source)
 
     def _prepare(self, source: Path) -> Prepared | None:
-        return None if self._existing_outputs(source) else prepare_first(self._stream(source), speech_regions)
+        return None if self._existing_outputs(source) else prepare_first(self.open(source), speech_regions)
 
     def close(self) -> None:
         """Stop a background preparation (``prefetch``) that was not used."""
@@ -135,9 +145,29 @@ class Pipeline:
         o = self.options
         return write_subtitles(transcript, cues, targets, o.writer, overwrite=o.overwrite)
 
-    def _stream(self, source: Path) -> Generator[Audio, None, None]:
+    def open(self, source: Path) -> Generator[Audio, None, None]:
+        """``source``'s audio in pieces (``pieces.open_stream``): one piece with diarization, which needs the whole
+        audio. Raises ``InputError`` for a file ffmpeg cannot read, ``AudioLanguageError`` for a missing tag."""
         o = self.options
         return open_stream(source, o.audio_track, o.diarization is not None, o.audio_language)
+
+    def subtitle(
+        self,
+        stream: Generator[Audio, None, None],
+        timer: StageTimer | None = None,
+        first_speech: tuple[Region, ...] | None = None,
+    ) -> Subtitled:
+        """The stages between the audio and the files: ``stream`` transcribed (``transcribe``), the hallucination
+        guards, speakers (with diarization) and cues. ``timer`` hears each stage start. Closes ``stream``."""
+        timer = timer or StageTimer()
+        transcribed = self.transcribe(stream, timer, first_speech)
+        transcript = clean_transcript(transcribed.transcript, self.options.cues.max_cps)  # before speakers: JSON = cues
+        if self.options.diarization is not None:
+            timer.start(Stage.DIARIZE)
+            transcript = self._diarize(transcribed.audio, transcript, transcribed.speech)
+        timer.start(Stage.CUES)
+        cues = build_cues(transcript, self.options.cues, speech=transcribed.speech)
+        return Subtitled(transcript, tuple(cues), transcribed.speech)
 
     def process(self, source: Path, on_stage: OnStage = lambda stage, fraction=None: None) -> FileResult:
         """Turn ``source`` into subtitle files; ``on_stage`` is called with each stage as it starts (progress), and
@@ -152,16 +182,9 @@ class Pipeline:
             require_subtitle_filter(source)  # fails this file now, not after transcribing it
         timer = StageTimer(on_stage)
         timer.start(Stage.AUDIO)
-        if prepared is not None:
-            transcribed = self.transcribe(resume(prepared), timer, prepared.regions)
-        else:
-            transcribed = self.transcribe(self._stream(source), timer)
-        transcript = clean_transcript(transcribed.transcript, self.options.cues.max_cps)  # before speakers: JSON = cues
-        if self.options.diarization is not None:
-            timer.start(Stage.DIARIZE)
-            transcript = self._diarize(transcribed.audio, transcript, transcribed.speech)
-        timer.start(Stage.CUES)
-        cues = build_cues(transcript, self.options.cues, speech=transcribed.speech)
+        stream = resume(prepared) if prepared is not None else self.open(source)
+        subtitled = self.subtitle(stream, timer, prepared.regions if prepared is not None else None)
+        transcript, cues = subtitled.transcript, subtitled.cues
         timer.start(Stage.WRITE)
         targets = list(zip(self.options.formats, self.outputs_for(source)))
         written, kept = self.write_subtitles(transcript, cues, targets)

@@ -17,12 +17,12 @@ from typing import Protocol
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from whisper_subtitler import __version__
 from whisper_subtitler.errors import ExitCode, SubtitlerError
 from whisper_subtitler.interrupts import signal_number
 from whisper_subtitler.progress import ProgressDisplay
 from whisper_subtitler.results import FileResult, FileStatus
 from whisper_subtitler.stages import Stage
+from whisper_subtitler.version import __version__
 
 
 @dataclass(frozen=True)

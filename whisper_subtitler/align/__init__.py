@@ -6,7 +6,6 @@
     forced     Whisper's cross-attention alignment (DTW) on the transcript's tokens, window by window
     refine     sentences the audio does not hold; word boundaries moved onto pauses
     run        one media file and transcript to subtitle files (the cue rules and writers of ``transcribe``)
-    command    the CLI command
 
-``docs/alignment.md`` explains the method and its limits.
+The command is ``cli.align``. ``docs/alignment.md`` explains the method and its limits.
 """

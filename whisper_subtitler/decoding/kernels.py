@@ -24,7 +24,7 @@ attention kernel then reads strided memory, about twice as slowly as contiguous 
 Attention kernel. openai-whisper calls ``F.scaled_dot_product_attention`` (SDPA), which picks a kernel itself (flash,
 memory-efficient, cuDNN or the plain math form, in PyTorch's priority order for the device, dtype and shapes).
 ``attention_kernel`` pins one for the encoder and the decoding loop, so that optimization level 2 can measure the
-choice (``ATTENTION_KERNELS`` per backend; figures in docs/performance.md, "Attention kernel"); the
+choice (``transcription.tuning.ATTENTION_KERNELS`` per backend; figures in docs/performance.md, "Attention kernel"); the
 memory-efficient kernel has no CPU form.
 The alignment pass reads attention weights, which SDPA does not return, so it uses the math form whatever is pinned.
 """
@@ -39,15 +39,7 @@ import torch
 import torch.nn.functional as F
 from whisper.model import MultiHeadAttention
 
-from whisper_subtitler.platform.machine import BackendName
-
 SMALL_ROWS = 64  # at most this many rows: (W @ x.T).T; more rows: x @ W.T
-ATTENTION_KERNELS = {  # torch.nn.attention.SDPBackend names worth measuring per backend; cuDNN has no ROCm form
-    BackendName.CUDA: ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH"),
-    BackendName.ROCM: ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH"),
-    BackendName.MPS: ("MATH",),
-    BackendName.CPU: ("MATH",),  # PyTorch's own choice on the CPU is its flash kernel: no need to measure it twice
-}
 
 
 def small_batch_projection(decoder) -> Callable[[torch.Tensor], torch.Tensor]:

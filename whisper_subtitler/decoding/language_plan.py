@@ -188,7 +188,7 @@ def _most_likely(
     transcript Whisper scores higher (mean token log-probability), the region encoded alone in a 30-s window as any
     chunk; the first wins a tie, and a language whose transcript is empty or loops loses. On the regions where
     smoothing and detection disagreed, this chose right in every case measured (docs/multilingual.md)."""
-    from whisper_subtitler.decoding import budgeted
+    from whisper_subtitler.decoding import decode
     from whisper_subtitler.decoding.chunking import token_budget
 
     features = encode([Chunk(0, r.start, r.end, ((r.start, r.end),)) for r in regions])
@@ -200,7 +200,7 @@ def _most_likely(
             if not rows:
                 continue
             index = rows if len(rows) < len(regions) else slice(None)
-            decoded = budgeted.decode_features(
+            decoded = decode.decode_features(
                 model, features[index], [budgets[i] for i in rows], language=language, fp16=fp16
             )
             for i, d in zip(rows, decoded):

@@ -122,7 +122,7 @@ def cpu_session(
     Returns ``None`` (and logs why) when ``onnx`` is not installed, or the export, the session or the check
     fails: the caller then runs ``network`` with torch. A cache file that does not load is exported again.
     """
-    from whisper_subtitler.models import converted_cache_dir
+    from whisper_subtitler.cache import converted_cache_dir
 
     directory = converted_cache_dir() if directory is None else directory
     target = directory / f"campplus-frames-{export_key(checkpoint)}.onnx" if checkpoint is not None else None

@@ -24,6 +24,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
+from whisper_subtitler.cache import converted_cache_dir, whisper_cache_dir
 from whisper_subtitler.errors import ModelError, ModelNotFoundError
 from whisper_subtitler.models import wheels
 from whisper_subtitler.models.ctranslate2 import ConversionError, convert, is_ctranslate2_folder
@@ -43,16 +44,6 @@ class ResolvedModel:
     path: Path
     source: str
     alignment_heads: bytes | None = None
-
-
-def whisper_cache_dir() -> Path:
-    """openai-whisper's download folder: ``$XDG_CACHE_HOME/whisper``, default ``~/.cache/whisper``."""
-    return Path(os.getenv("XDG_CACHE_HOME", Path.home() / ".cache")) / "whisper"
-
-
-def converted_cache_dir() -> Path:
-    """Where converted checkpoints live: ``$XDG_CACHE_HOME/whisper-subtitler/models``."""
-    return Path(os.getenv("XDG_CACHE_HOME", Path.home() / ".cache")) / "whisper-subtitler" / "models"
 
 
 def official_names() -> list[str]:

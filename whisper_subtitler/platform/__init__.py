@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import logging
 import os
-import platform as _platform
-import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -22,7 +20,7 @@ from pathlib import Path
 from whisper_subtitler.platform.batch_advice import BatchAdvice, batch_table, recommend_batch_size
 from whisper_subtitler.platform.environment import Request, load_environment, resolve_request
 from whisper_subtitler.platform.machine import Backend, BackendName, Device, Machine, Probe, describe, with_free_memory
-from whisper_subtitler.platform.mps import prepare_model
+from whisper_subtitler.platform.mps import enable_mps_fallback, prepare_model
 from whisper_subtitler.platform.optimize import OptimizationReport, StepResult, apply_optimizations, plan_optimizations
 from whisper_subtitler.platform.select import Selection, select
 from whisper_subtitler.platform.tune import TuneResult, tune, tuning_key
@@ -54,31 +52,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-MPS_FALLBACK_VARIABLE = "PYTORCH_ENABLE_MPS_FALLBACK"
-
-
-def enable_mps_fallback(environ: dict[str, str] | None = None) -> bool:
-    """Set ``PYTORCH_ENABLE_MPS_FALLBACK=1`` on Apple silicon unless the user set it; True when it is in effect.
-
-    torch reads the variable when it registers its MPS operators, at ``import torch``: set it later and
-    operators missing on MPS raise ``NotImplementedError`` instead of running on the CPU. So this runs before
-    the probe imports torch, and warns when torch was imported first.
-    """
-    env = os.environ if environ is None else environ
-    if sys.platform != "darwin" or _platform.machine() != "arm64":
-        return False
-    if MPS_FALLBACK_VARIABLE in env:
-        return env[MPS_FALLBACK_VARIABLE] not in ("", "0")
-    env[MPS_FALLBACK_VARIABLE] = "1"
-    if "torch" in sys.modules:
-        log.warning(
-            "torch was imported before %s could be set: operators missing on MPS will fail; "
-            "export %s=1 before starting",
-            MPS_FALLBACK_VARIABLE,
-            MPS_FALLBACK_VARIABLE,
-        )
-    return True
 
 
 def detect(free_memory_for: int | None = None) -> Machine:

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
+import platform as _platform
+import sys
 from typing import TYPE_CHECKING, Any
 
 from whisper_subtitler.platform.machine import BackendName
@@ -24,6 +27,32 @@ if TYPE_CHECKING:
     from whisper_subtitler.platform.select import Selection
 
 log = logging.getLogger(__name__)
+
+
+MPS_FALLBACK_VARIABLE = "PYTORCH_ENABLE_MPS_FALLBACK"
+
+
+def enable_mps_fallback(environ: dict[str, str] | None = None) -> bool:
+    """Set ``PYTORCH_ENABLE_MPS_FALLBACK=1`` on Apple silicon unless the user set it; True when it is in effect.
+
+    torch reads the variable when it registers its MPS operators, at ``import torch``: set it later and
+    operators missing on MPS raise ``NotImplementedError`` instead of running on the CPU. So this runs before
+    the probe imports torch, and warns when torch was imported first.
+    """
+    env = os.environ if environ is None else environ
+    if sys.platform != "darwin" or _platform.machine() != "arm64":
+        return False
+    if MPS_FALLBACK_VARIABLE in env:
+        return env[MPS_FALLBACK_VARIABLE] not in ("", "0")
+    env[MPS_FALLBACK_VARIABLE] = "1"
+    if "torch" in sys.modules:
+        log.warning(
+            "torch was imported before %s could be set: operators missing on MPS will fail; "
+            "export %s=1 before starting",
+            MPS_FALLBACK_VARIABLE,
+            MPS_FALLBACK_VARIABLE,
+        )
+    return True
 
 
 def keep_alignment_heads_on_cpu(model: Any) -> None:
@@ -75,7 +104,7 @@ def cast_model(model: Any, dtype: str) -> Any:
 
 def prepare_model(model: Any, selection: Selection) -> Any:
     """Move a ``whisper.model.Whisper`` to ``selection.device`` in ``selection.dtype`` and return it; ``int8``
-    quantizes its linear layers (``decoding.quantize.quantize_int8``).
+    quantizes its linear layers (``platform.quantize.quantize_int8``).
 
     On MPS the alignment heads stay on the CPU and ``whisper.timing.dtw`` is patched (module docstring).
     Pass ``fp16=(selection.dtype == "float16")`` to ``whisper.DecodingOptions``. Modifies ``model`` in place
@@ -85,7 +114,7 @@ def prepare_model(model: Any, selection: Selection) -> Any:
         keep_alignment_heads_on_cpu(model)
         patch_whisper_dtw()
     if selection.dtype == "int8":
-        from whisper_subtitler.decoding.quantize import quantize_int8
+        from whisper_subtitler.platform.quantize import quantize_int8
 
         model = quantize_int8(cast_model(model, "float32"))  # on the CPU: the selection refuses int8 elsewhere
     else:

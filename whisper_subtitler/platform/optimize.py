@@ -158,7 +158,7 @@ def _do_cudnn_benchmark(s: Selection, env: Mapping[str, str]) -> str:
 
 
 def _do_mps_fallback(s: Selection, env: Mapping[str, str]) -> str:
-    from whisper_subtitler.platform import MPS_FALLBACK_VARIABLE, enable_mps_fallback
+    from whisper_subtitler.platform.mps import MPS_FALLBACK_VARIABLE, enable_mps_fallback
 
     enable_mps_fallback()
     return f"{MPS_FALLBACK_VARIABLE}={os.environ.get(MPS_FALLBACK_VARIABLE, '')}; alignment heads kept on the CPU"

@@ -55,7 +55,7 @@ COMPUTE_TYPES = ("auto", "float32", "float16", "bfloat16", "int8")  # --compute-
 
 def forced_dtype(compute_type: str, device: Device) -> tuple[str, str]:
     """``(dtype, why)`` for ``--compute-type`` other than ``auto`` on ``device``. ``int8`` is PyTorch's dynamic
-    quantization, CPU only (``decoding.quantize``); ``float16`` needs a GPU (openai-whisper computes in float32 on the
+    quantization, CPU only (``platform.quantize``); ``float16`` needs a GPU (openai-whisper computes in float32 on the
     CPU); ``bfloat16`` a device with bf16 arithmetic (the CPU always has it, emulated where the cores lack it).
     Raises ``UsageError`` (exit 2) otherwise."""
     why = f"--compute-type {compute_type}"

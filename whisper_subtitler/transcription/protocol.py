@@ -2,8 +2,8 @@
 
 One protocol, two implementations, chosen once per run (``RunOptions.decoding``, a ``Decoding``):
 
-    decoding.transcriber.BatchedTranscriber    VAD chunks decoded in batches (the default)
-    transcribe.SequentialTranscriber           openai-whisper's transcribe() over the same chunks (--no-batch)
+    transcription.batched.BatchedTranscriber        VAD chunks decoded in batches (the default)
+    transcription.sequential.SequentialTranscriber  openai-whisper's transcribe() over the same chunks (--no-batch)
 
 Both read the same ``TranscribeOptions``, find the language with the same ``detect_language`` and build their result
 with ``new_transcript``. Nothing here imports torch.
@@ -97,7 +97,7 @@ class Transcriber(Protocol):
 
 
 class Decoding(Protocol):
-    """How a run decodes, chosen once (``decoding.transcriber.BatchedDecoding``, ``transcribe.SequentialDecoding``),
+    """How a run decodes, chosen once (``batched.BatchedDecoding``, ``sequential.SequentialDecoding``),
     with the options of that way: it makes the run's ``Transcriber`` once Whisper is loaded."""
 
     def transcriber(self, model: Any, options: TranscribeOptions, selection: Any, model_name: str) -> Transcriber:

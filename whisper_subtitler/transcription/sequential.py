@@ -17,7 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from whisper_subtitler.decoding.code_switching import main_language
-from whisper_subtitler.transcription import Region, TranscribeOptions, check_options, new_transcript
+from whisper_subtitler.transcription.protocol import (
+    Region,
+    TranscribeOptions,
+    check_options,
+    new_transcript,
+)
 from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment, Transcript, Word
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """The ``align`` command: ``whisper-subtitler align MEDIA TRANSCRIPT``.
 
-Registered on the application in ``cli.py``; it shares the subtitle, output and speaker options of
-``transcribe`` (defined there) and reports on stderr, data (``--json``) on stdout.
+Registered on the application in ``cli.app``; it shares the subtitle, output and speaker options of
+``transcribe`` (``cli.options``) and reports on stderr, data (``--json``) on stdout.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Annotated
 
 import typer
 
-from whisper_subtitler.cli import err, fail, setup_logging
-from whisper_subtitler.cli_options import (
+from whisper_subtitler.cli.console import err, fail, setup_logging
+from whisper_subtitler.cli.options import (
     AudioLanguage,
     Bom,
     Crlf,
@@ -30,13 +30,17 @@ from whisper_subtitler.cli_options import (
     SpeakerStyleOption,
     Verbose,
     WordLevel,
+)
+from whisper_subtitler.cues.labels import SpeakerStyle
+from whisper_subtitler.errors import ExitCode, SubtitlerError
+from whisper_subtitler.options import (
+    DeviceOptions,
+    SpeakerOptions,
     check_audio_options,
     check_diarization,
     parse_language,
     subtitle_options,
 )
-from whisper_subtitler.cues.labels import SpeakerStyle
-from whisper_subtitler.errors import ExitCode, SubtitlerError
 from whisper_subtitler.writers import resolve_formats
 
 
@@ -143,9 +147,8 @@ def align(
     The words are the transcript's; Whisper's cross-attention places them in the audio. Sentences that are not in
     the audio are reported on stderr (and in --json), not invented.
     """
-    from whisper_subtitler import platform
     from whisper_subtitler.align.run import AlignOptions, align_media
-    from whisper_subtitler.diarize.options import options_from_cli
+    from whisper_subtitler.speakers import parse_speaker_names
 
     setup_logging(verbose, quiet)
     try:
@@ -161,23 +164,21 @@ def align(
             speaker_style=speaker_style,
         )
         asked = any(v is not None for v in (num_speakers, min_speakers, max_speakers, diarization_model, speaker_names))
-        diarization, names = options_from_cli(
+        speakers = SpeakerOptions(
             diarize=bool(diarize or asked),
             num_speakers=num_speakers,
             min_speakers=min_speakers,
             max_speakers=max_speakers,
             model=diarization_model,
-            speaker_names=speaker_names,
-            formats=tuple(f.strip().lower() for f in output_format.split(",")),
+            names=parse_speaker_names(speaker_names) if speaker_names is not None else (),
         )
+        diarization, names = speakers.diarization((output_format,))
         if diarization is not None:
             diarization = check_diarization(diarization)
         if diarization is None:
             formats = tuple(f for f in formats if f != "rttm")
-        selection = platform.configure(
-            gpu_backend=gpu_backend.value if gpu_backend else None, no_fallback=no_fallback, model=model
-        )
-        platform.apply_optimizations(selection)
+        device = DeviceOptions(backend=gpu_backend.value if gpu_backend else None, fallback=not no_fallback)
+        selection = device.select(model)
         options = AlignOptions(
             model=model,
             language=parse_language(language),

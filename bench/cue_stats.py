@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Print the readability figures of the cues built from a saved transcript JSON.
 
-    python scripts/cue_stats.py TRANSCRIPT.json [--max-line-width 42] [--max-lines 2] [--max-cps 17] [--fps 24]
+    python bench/cue_stats.py TRANSCRIPT.json [--max-line-width 42] [--max-lines 2] [--max-cps 17] [--fps 24]
                                                [--json]
 
 Builds cues with the given options (no model, no torch), then prints: number of cues, % within line width

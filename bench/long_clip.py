@@ -2,11 +2,11 @@
 """Generate the benchmark audio: a 10-minute clip of varied English speech with an exact transcript, and a
 sparse 3-hour file built from it.
 
-    python scripts/make_long_clip.py OUT_DIR            # OUT_DIR/long_clip.{wav,txt,json}
-    python scripts/make_long_clip.py OUT_DIR --sparse 3  # and OUT_DIR/sparse_3h.flac (+ .txt)
+    python bench/long_clip.py OUT_DIR            # OUT_DIR/long_clip.{wav,txt,json}
+    python bench/long_clip.py OUT_DIR --sparse 3  # and OUT_DIR/sparse_3h.flac (+ .txt)
 
 The clip alternates sentences spoken by espeak-ng in seven voices, speeds and pitches
-(``scripts/long_clip_sentences.txt``) with pyannote's real two-speaker telephone sample (``sample.wav``, its
+(``bench/long_clip_sentences.txt``) with pyannote's real two-speaker telephone sample (``sample.wav``, its
 words from ``sample.stm``), separated by pauses of 0.6 to 3.6 s. Everything is deterministic (fixed seed), so the
 same machine gives the same file. The sparse file is mostly silence: the clip's utterances, spread over hours
 with pauses of one to several minutes (``--sparse HOURS``), written as FLAC to keep it small.

@@ -7,7 +7,7 @@
        features (alignment) -> global times
 
 Batches run through ``backoff.BatchRunner``: an out-of-memory error halves the batch, down to 1, then moves the
-model to the CPU, and no chunk is lost. The sequential path (``whisper_subtitler.transcribe.SequentialTranscriber``,
+model to the CPU, and no chunk is lost. The sequential path (``transcription.sequential.SequentialTranscriber``,
 ``--no-batch``) stays for comparison and for audio on which this one fails.
 
 Memory: chunks are read as views of the audio array and one batch of windows, features and key/value caches is
@@ -37,13 +37,14 @@ from whisper_subtitler.decoding.features import (
 )
 from whisper_subtitler.decoding.quality import Decoded, Thresholds, best_attempt, is_silence, needs_fallback
 from whisper_subtitler.platform.batch_advice import CPU_BATCH  # the batch size after an out-of-memory move to the CPU
-from whisper_subtitler.transcription import (
+from whisper_subtitler.transcription.protocol import (
     Region,
     TranscribeOptions,
     check_options,
     detect_language,
     new_transcript,
 )
+from whisper_subtitler.transcription.tuning import DecodingSettings, choose_settings
 from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment, Transcript, Word
 
 if TYPE_CHECKING:
@@ -55,18 +56,6 @@ log = logging.getLogger(__name__)
 def thresholds_of(options: TranscribeOptions) -> Thresholds:
     """The temperature fallback's thresholds asked for in ``options`` (``--compression-ratio-threshold``, ...)."""
     return Thresholds(options.compression_ratio_threshold, options.logprob_threshold, options.no_speech_threshold)
-
-
-@dataclass(frozen=True, slots=True)
-class DecodingSettings:
-    """How the batched stage decodes (chosen by ``tuning.choose_settings``): ``batch_size`` rows per batch;
-    ``decoder_kernels``: on, off, or ``None`` for the device's default; ``compiled_decoder``: decoding steps through
-    ``torch.compile``; ``attention``: the SDPA kernel, ``None`` for PyTorch's choice (see ``ChunkTranscriber``)."""
-
-    batch_size: int = CPU_BATCH
-    decoder_kernels: bool | None = None
-    compiled_decoder: bool = False
-    attention: str | None = None
 
 
 class ChunkTranscriber:
@@ -270,7 +259,7 @@ class ChunkTranscriber:
         """Decode ``group`` in ``language``; ``cached``: the chunks' encoder output when already computed."""
         import torch
 
-        from whisper_subtitler.decoding import budgeted
+        from whisper_subtitler.decoding import budgeted, decode
         from whisper_subtitler.decoding.alignment import align_batch
         from whisper_subtitler.decoding.kernels import attention_kernel
 
@@ -285,7 +274,7 @@ class ChunkTranscriber:
             suppressed = self.options.suppressed()
             for temperature in self.options.temperatures:
                 rows = features if len(pending) == len(group) else features[pending]
-                decoded = budgeted.decode_features(
+                decoded = decode.decode_features(
                     self.model,
                     rows,
                     [budgets[i] for i in pending],
@@ -397,14 +386,19 @@ class BatchedTranscriber:
 
     def settings(self, audio: Audio, speech: Sequence[Region], options: TranscribeOptions) -> DecodingSettings:
         """How to decode ``speech`` of ``audio`` on the model's device now (see the class docstring)."""
-        from whisper_subtitler.decoding.tuning import choose_settings
-
         if self.on_cpu:
             return DecodingSettings()
         if self.selection is None:
             return DecodingSettings(self.batch_size or CPU_BATCH)
         return choose_settings(
-            self.model, audio, speech, options, self.selection, model_name=self.model_name, requested=self.batch_size
+            self.model,
+            audio,
+            speech,
+            options,
+            self.selection,
+            model_name=self.model_name,
+            requested=self.batch_size,
+            trial=ChunkTranscriber,
         )
 
     def transcribe(

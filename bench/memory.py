@@ -1,7 +1,7 @@
 """Measure the memory that one batch of 30 s windows takes on this machine, per Whisper model and batch size, and
 compare it with the memory model behind the batch-size advice (``whisper_subtitler/platform/batch_advice.py``).
 
-    python scripts/measure_memory.py [--models tiny.en,base,small] [--batches 1,2,4,8] [--device cpu|cuda]
+    python bench/memory.py [--models tiny.en,base,small] [--batches 1,2,4,8] [--device cpu|cuda]
 
 Each measurement runs in its own process: build the model (the embedded weights where they ship, else random
 weights of the official dims: memory does not depend on the values), then encode ``B`` windows of real speech
@@ -44,7 +44,7 @@ def measure_one(model_name: str, batch: int, device: str) -> dict:
     import whisper
 
     from tests import media
-    from whisper_subtitler.decoding.budgeted import decode_features
+    from whisper_subtitler.decoding.decode import decode_features
     from whisper_subtitler.decoding.features import log_mel_windows
     from whisper_subtitler.models import load_whisper, resolve_model, wheels
     from whisper_subtitler.platform.batch_advice import WHISPER_DIMS

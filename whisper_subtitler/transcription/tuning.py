@@ -19,13 +19,14 @@ measured once and cached as off (docs/performance.md). A candidate whose words d
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
+from typing import Any
 
-from whisper_subtitler.decoding.transcriber import ChunkTranscriber, DecodingSettings
+from whisper_subtitler.platform.batch_advice import CPU_BATCH  # the CPU's batch size
 from whisper_subtitler.platform.machine import BackendName
-from whisper_subtitler.transcription import TranscribeOptions
+from whisper_subtitler.transcription.protocol import TranscribeOptions
 from whisper_subtitler.types import Audio
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,26 @@ CPU_CANDIDATES = (4, 8, 16)  # above 8 adds little on the CPU (docs/performance.
 MIN_SAMPLE_CHUNKS = 4  # fewer chunks than this: nothing worth measuring, keep the advice
 MAX_WORD_CHANGE = 0.02  # a candidate whose words differ more from the first run's is dropped (fp16 rounding: less)
 PAYBACK_WINDOWS = 120  # 30-s windows in an hour of speech: a one-time cost (compilation) must pay back within it
+
+ATTENTION_KERNELS = {  # torch.nn.attention.SDPBackend names worth measuring per backend; cuDNN has no ROCm form
+    BackendName.CUDA: ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH"),
+    BackendName.ROCM: ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH"),
+    BackendName.MPS: ("MATH",),
+    BackendName.CPU: ("MATH",),  # PyTorch's own choice on the CPU is its flash kernel: no need to measure it twice
+}
+
+
+@dataclass(frozen=True, slots=True)
+class DecodingSettings:
+    """How the batched stage decodes (chosen by ``choose_settings``): ``batch_size`` rows per batch;
+    ``decoder_kernels``: on, off, or ``None`` for the device's default; ``compiled_decoder``: decoding steps through
+    ``torch.compile``; ``attention``: the SDPA kernel, ``None`` for PyTorch's choice
+    (see ``batched.ChunkTranscriber``)."""
+
+    batch_size: int = CPU_BATCH
+    decoder_kernels: bool | None = None
+    compiled_decoder: bool = False
+    attention: str | None = None
 
 
 def batch_candidates(backend: str, advice: int, cap: int = 32) -> tuple[int, ...]:
@@ -76,12 +97,15 @@ def choose_settings(
     *,
     model_name: str = "",
     requested: int | None = None,
+    trial: Callable[..., Any] | None = None,
 ) -> DecodingSettings:
-    """The decoding settings for this run (see the module docstring). ``selection`` is a ``platform.Selection``.
+    """The decoding settings for this run (see the module docstring). ``selection`` is a ``platform.Selection``;
+    ``trial`` makes the transcriber each candidate is measured with (``batched.ChunkTranscriber``, passed in, since
+    the batched stage calls this module); needed at level 2 only (``ValueError`` without it there).
 
     Level 2 measures at most ``max(candidates)`` chunks of ``audio`` per batch-size candidate (most speech first; a
     ``requested`` batch size is kept as it is), then one batch with the decoder kernels on and off, then with each
-    attention kernel of the backend (``kernels.ATTENTION_KERNELS``) and PyTorch's choice, then eager and compiled (a
+    attention kernel of the backend (``ATTENTION_KERNELS``) and PyTorch's choice, then eager and compiled (a
     first run, whose excess over the later ones, the compilation, is counted spread over an hour of speech, then
     timed runs); candidates that fail (out of memory, no compiler) are dropped; the winners are cached per device,
     driver, torch, dtype and model.
@@ -92,10 +116,11 @@ def choose_settings(
 
     from whisper_subtitler.decoding.chunking import decoding_order, plan_chunks
     from whisper_subtitler.decoding.features import array_source, quietest_point
-    from whisper_subtitler.decoding.kernels import ATTENTION_KERNELS
     from whisper_subtitler.platform import tune, tuning_key
     from whisper_subtitler.platform.batch_advice import GPU_BATCH_CAP
 
+    if trial is None:
+        raise ValueError("level 2 measures decodings: choose_settings needs trial (batched.ChunkTranscriber)")
     candidates = (advice,) if requested is not None else batch_candidates(selection.backend, advice, GPU_BATCH_CAP)
     source = array_source(audio.samples, audio.sample_rate)
     chunks = plan_chunks(speech, quietest=quietest_point(source))
@@ -103,7 +128,7 @@ def choose_settings(
     if len(sample) < MIN_SAMPLE_CHUNKS:
         log.info("level 2: %d chunks are too few to measure; batch size %d", len(sample), advice)
         return DecodingSettings(advice)
-    probe = ChunkTranscriber(model, options, batch_size=1)
+    probe = trial(model, options, batch_size=1)
     language = probe.ensure_language(chunks[0], source)
     fixed = replace(options, language=language)
     gpu = selection.backend != BackendName.CPU
@@ -117,7 +142,7 @@ def choose_settings(
         compiled: bool = False,
         attention: str | None = None,
     ) -> None:
-        transcriber = ChunkTranscriber(
+        transcriber = trial(
             model,
             fixed,
             batch_size=batch_size,

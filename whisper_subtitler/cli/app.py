@@ -1,29 +1,32 @@
-"""The command line: ``whisper-subtitler transcribe``, ``align`` (``align/command.py``), ``format`` and ``doctor``.
+"""The command line: ``whisper-subtitler transcribe``, ``align`` (``cli.align``), ``format`` and ``doctor``.
 
-Commands stay thin: their options are declared in ``cli_options``, which also builds the frozen option objects;
-commands call the pipeline (``runner.run_batch`` for a batch of files). Expected failures (``SubtitlerError``) are
-caught here, once, and printed as one line on stderr; data goes to stdout only.
+Commands stay thin: their options are declared in ``cli.options``; ``cli.args`` turns them into the option objects
+and the ``Subtitler`` of the Python API (``whisper_subtitler.api``), whose pipeline runs the batch
+(``runner.run_batch``). Expected failures (``SubtitlerError``) are caught here, once, and printed as one line on
+stderr (``cli.console``); data goes to stdout only.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import signal
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from rich.console import Console
-from rich.logging import RichHandler
 
-from whisper_subtitler import __version__
-from whisper_subtitler import cli_options as o
-from whisper_subtitler.cli_options import subtitle_options
+from whisper_subtitler.cli import options as o
+from whisper_subtitler.cli.align import align
+from whisper_subtitler.cli.args import FormatArgs, TranscribeArgs
+from whisper_subtitler.cli.console import err, fail, setup_logging
 from whisper_subtitler.cues.labels import SpeakerStyle
 from whisper_subtitler.errors import SubtitlerError
 from whisper_subtitler.interrupts import ending_on_signals, exit_code, signal_number
+from whisper_subtitler.options import subtitle_options
+from whisper_subtitler.platform.machine import BackendName
 from whisper_subtitler.results import FileResult, FileStatus
+from whisper_subtitler.version import __version__
 from whisper_subtitler.writers import resolve_formats
 
 if TYPE_CHECKING:
@@ -46,8 +49,6 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,  # a token must never be printed in a traceback
 )
-err = Console(stderr=True)
-log = logging.getLogger("whisper_subtitler")
 
 
 def _version(value: bool) -> None:
@@ -63,24 +64,6 @@ def main_options(
     ] = False,
 ) -> None:
     """Turn video and audio into subtitles with Whisper."""
-
-
-def setup_logging(verbose: int, quiet: bool) -> None:
-    """Log to stderr through Rich: warnings by default, INFO with -v, DEBUG with -vv, errors only with --quiet."""
-    level = logging.ERROR if quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
-    handler = RichHandler(console=err, show_path=False, show_time=False, markup=False, rich_tracebacks=False)
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.WARNING)
-    log.setLevel(level)
-
-
-def fail(error: SubtitlerError) -> typer.Exit:
-    """Print ``error`` as one red line (and its hint) on stderr; returns the ``typer.Exit`` to raise."""
-    err.print(f"[red]error:[/red] {error.message}", markup=True, highlight=False, soft_wrap=True)
-    if error.hint:
-        err.print(f"  hint: {error.hint}", highlight=False, soft_wrap=True)
-    return typer.Exit(int(error.exit_code))
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -145,7 +128,7 @@ def transcribe(
     quiet: o.Quiet = False,
 ) -> None:
     """Transcribe INPUTS and write subtitles for each (by default <input stem>.srt and .vtt beside it)."""
-    args = o.TranscribeArgs(**ctx.params)
+    args = TranscribeArgs(**ctx.params)
     setup_logging(verbose, quiet)
     with ending_on_signals():  # SIGTERM and SIGHUP end the batch as Ctrl-C does (exit 143, 129)
         try:
@@ -155,14 +138,12 @@ def transcribe(
     raise done
 
 
-def transcribe_run(args: o.TranscribeArgs, dry_run: bool, json_summary: bool, quiet: bool) -> typer.Exit:
+def transcribe_run(args: TranscribeArgs, dry_run: bool, json_summary: bool, quiet: bool) -> typer.Exit:
     """The ``transcribe`` command once its options are read; returns the ``typer.Exit`` to raise."""
-    from whisper_subtitler.pipeline import Pipeline
-
     try:
         sources = args.sources()
         args.check_outputs(sources)  # two inputs, one output file: a usage error before anything is set up
-        pipeline = Pipeline(*args.run_options())
+        pipeline = args.subtitler().pipeline
         spread = args.ray_executor(pipeline)
         if dry_run:
             print_plan(pipeline, sources, as_json=json_summary)
@@ -254,11 +235,32 @@ def print_plan(pipeline: Any, sources: list[Path], as_json: bool) -> None:
             typer.echo(f"  {out['action']:9} {out['path']}")
 
 
+# doctor's options (Typer reads these annotations at run time: Optional[...] for every supported Typer version)
+DoctorJson = Annotated[
+    bool,
+    typer.Option("--json", help="Print the report as JSON on stdout (schema: whisper_subtitler/doctor_schema.json)."),
+]
+DoctorGpuBackend = Annotated[
+    Optional[BackendName],  # noqa: UP045
+    typer.Option("--gpu-backend", help="Show the choice for this backend request.", show_default=False),
+]
+DoctorEnvFile = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option(
+        "--env-file",
+        help="Read settings from this file, as transcribe would.",
+        exists=True,
+        dir_okay=False,
+        show_default=False,
+    ),
+]
+
+
 @app.command(epilog=EXIT_CODES_HELP)
 def doctor(
-    json_output: o.DoctorJson = False,
-    gpu_backend: o.DoctorGpuBackend = None,
-    env_file: o.DoctorEnvFile = None,
+    json_output: DoctorJson = False,
+    gpu_backend: DoctorGpuBackend = None,
+    env_file: DoctorEnvFile = None,
     verbose: o.Verbose = 0,
 ) -> None:
     """Report the backends, the device and settings transcribe would use, ffmpeg, models and tokens."""
@@ -297,7 +299,7 @@ def format_transcripts(
     from whisper_subtitler.reformat import reformat
     from whisper_subtitler.runner import BatchProgress, run_batch
 
-    args = o.FormatArgs(**ctx.params)
+    args = FormatArgs(**ctx.params)
     setup_logging(verbose, quiet)
     try:
         formats = resolve_formats(output_format)
@@ -322,9 +324,7 @@ def format_transcripts(
     raise finish(summary, json_summary=False)
 
 
-from whisper_subtitler.align.command import align as _align  # noqa: E402 - it uses the options defined above
-
-app.command("align", epilog=EXIT_CODES_HELP)(_align)
+app.command("align", epilog=EXIT_CODES_HELP)(align)
 
 
 def main() -> None:
