@@ -24,7 +24,7 @@ from tests.media_speech import Voice, utterance
 pytestmark = pytest.mark.slow
 
 FIVE = ("en", "es", "fr", "it", "pt")
-SPANISH = Voice("S", "es", pitch=45, speed=150)
+SPANISH = Voice("S", "es", pitch=45, speed=140)
 ENGLISH = Voice("E", "en-us", pitch=40, speed=160)
 
 
@@ -140,7 +140,12 @@ def test_noise_and_music_before_english_speech_give_english(tmp_path):
 
 
 def test_ten_seconds_of_english_then_forty_of_spanish_is_spanish(tmp_path):
-    english = ["The meeting starts at nine in the morning.", "Please bring the report with you."]
+    english = [
+        "The meeting starts at nine in the morning.",
+        "Please bring the report with you.",
+        "We will talk about the budget for next year.",
+        "After that, our new director will say a few words.",
+    ]
     spanish = [
         "Buenos días a todos y bienvenidos a la reunión de hoy.",
         "Vamos a hablar del presupuesto del próximo año.",
@@ -150,14 +155,21 @@ def test_ten_seconds_of_english_then_forty_of_spanish_is_spanish(tmp_path):
         "Ella viene de una empresa muy conocida de Madrid.",
         "Tenemos muchas preguntas sobre el nuevo proyecto.",
         "Por favor, escriban sus ideas antes del viernes.",
+        "La próxima reunión será el martes a las diez.",
+        "Gracias por venir y que tengan un buen día.",
+        "Mañana enviaremos el informe a todos los equipos.",
+        "Si tienen dudas, pueden escribirme cuando quieran.",
+        "El café y el almuerzo están en la sala de al lado.",
+        "Nos vemos la semana que viene en la oficina nueva.",
     ]
     pause = np.zeros(mm.SAMPLE_RATE // 2, np.float32)
     parts = [x for text in english for x in (utterance(text, ENGLISH, tmp_path / "en"), pause)]
+    english_s = sum(len(p) for p in parts) / mm.SAMPLE_RATE
     parts += [x for text in spanish for x in (utterance(text, SPANISH, tmp_path / "es"), pause)]
+    spanish_s = sum(len(p) for p in parts) / mm.SAMPLE_RATE - english_s
     wav = tmp_path / "en_then_es.wav"
     mm.write_wav(wav, np.concatenate(parts))
-    english_s = sum(len(p) for p in parts[: 2 * len(english)]) / mm.SAMPLE_RATE
-    assert 6.0 < english_s < 14.0 and len(np.concatenate(parts)) / mm.SAMPLE_RATE > 35.0
+    assert 8.0 < english_s < 14.0 and spanish_s > 35.0, (english_s, spanish_s)
     data = transcribe(wav, tmp_path)
     assert data["language"] == "es"
     assert {c["language"] for c in data["cues"]} == {"en", "es"}
