@@ -94,12 +94,12 @@ def run_cli(wav: Path, out: Path, extra: list[str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def evaluate(extra: list[str]) -> dict:
-    """Every file through the CLI and scored: counts per file and per split."""
+def evaluate(extra: list[str], splits: tuple[str, ...] = ("tuning", "held-out")) -> dict:
+    """Every file of ``splits`` through the CLI and scored: counts per file."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        for spec in specs():
+        for spec in (s for s in specs() if s.split in splits):
             wav, placed = build(spec, folder)
             seconds, _ = run_cli(wav, folder, extra)
             data = json.loads((folder / f"{spec.name}.json").read_text(encoding="utf-8"))
@@ -229,15 +229,21 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     parser.add_argument("--grid", action="store_true", help="the smoothing grid on the tuning files")
     parser.add_argument("--cost", action="store_true", help="time and words on --long-clip, detected against en")
+    parser.add_argument("--held-out", action="store_true", help="only the held-out files")
     parser.add_argument("--runs", type=int, default=3, help="runs of each variant with --cost")
     parser.add_argument("--long-clip", type=Path, help="an English-only WAV (bench/long_clip.py)")
     parser.add_argument("extra", nargs="*", help="more options for transcribe (after --)")
     args = parser.parse_args()
     if args.cost and args.long_clip is None:
         parser.error("--cost needs --long-clip")
-    result: object = (
-        grid(args.long_clip) if args.grid else cost(args.long_clip, args.runs) if args.cost else evaluate(args.extra)
-    )
+    splits = ("held-out",) if args.held_out else ("tuning", "held-out")
+    result: object
+    if args.grid:
+        result = grid(args.long_clip)
+    elif args.cost:
+        result = cost(args.long_clip, args.runs)
+    else:
+        result = evaluate(args.extra, splits)
     text = json.dumps(result, ensure_ascii=False, indent=1)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")
