@@ -12,7 +12,7 @@ absent, or a list of languages, with a multilingual model).
 On a file in one language whose windows are sure of it, the cost is the detections (one decoder step per window and
 per region); the encoder output of the windows is reused for decoding. Windows that are unsure (synthetic voices,
 noise) cost the encoding of their regions alone, and overruled regions two more decodings each: on the English
-benchmark clip the whole run took 1.74x the CPU time of ``--language en`` (docs/multilingual.md).
+benchmark clip the whole run took 1.62x as long as with ``--language en`` (docs/multilingual.md).
 """
 
 from __future__ import annotations
