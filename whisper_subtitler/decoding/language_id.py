@@ -4,7 +4,8 @@ Whisper detects the language from its first decoding step: the distribution over
 start-of-transcript token (``whisper.decoding.detect_language``), with cross-attention over an encoded 30-s window.
 Three tools here, from the cheapest:
 
-- ``window_probabilities``: detection over a whole encoded window (what openai-whisper does once per file).
+- ``features_probabilities`` on a whole encoded window: Whisper's own detection (what openai-whisper does once per
+  file).
 - ``sliced_probabilities``: detection per region from a window's own encoder output, the cross-attention limited to
   the region's frames (one decoder step per region, no encoder pass). The frames are contextual (the encoder's
   self-attention spans the window), so this is a screen, not a verdict: on a window of one language it agrees with
@@ -51,12 +52,6 @@ def features_probabilities(model, features, allowed: Sequence[str] | None = None
     logits = model.logits(x, features)[:, -1]
     probs = logits[:, tokens].float().softmax(dim=-1).cpu().tolist()
     return [restrict(dict(zip(codes, row)), allowed) for row in probs]
-
-
-def window_probabilities(model, features, allowed: Sequence[str] | None = None) -> list[dict[str, float]]:
-    """Whisper's own detection on each encoded 30-s window ``(B, n_audio_ctx, n_audio_state)``; see
-    ``features_probabilities``."""
-    return features_probabilities(model, features, allowed)
 
 
 def sliced_probabilities(

@@ -99,7 +99,7 @@ def detect_regions(
     for i in range(0, len(ordered), batch_size):
         group = list(ordered[i : i + batch_size])
         encoded = encode(group)
-        windows = language_id.window_probabilities(model, encoded, allowed_list)
+        windows = language_id.features_probabilities(model, encoded, allowed_list)
         for row, (chunk, window) in enumerate(zip(group, windows)):
             regions = regions_in(chunk, speech)
             per_chunk[chunk.index] = regions

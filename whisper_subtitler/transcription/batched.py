@@ -93,7 +93,6 @@ class ChunkTranscriber:
         self.options = options
         self.thresholds = thresholds or thresholds_of(options)
         self.language = options.language
-        self.languages: set[str] = set()  # the languages the chunks were decoded in
         self.fp16 = bool(options.fp16) and model.device.type != "cpu"
         self.runner = BatchRunner(batch_size, to_cpu=self._to_cpu if cpu_fallback else None, release=self._release)
         self._tokenizers: dict[str | None, Any] = {}
@@ -266,7 +265,6 @@ class ChunkTranscriber:
         with torch.no_grad(), attention_kernel(self.attention):
             samples = [chunk_samples(c, source) for c in group]
             features = torch.stack(list(cached)) if cached is not None else self._encode(samples)
-            self.languages.add(language)
             budgets = [token_budget(c.speech) for c in group]
             attempts: list[list[Decoded]] = [[] for _ in group]
             pending = list(range(len(group)))
