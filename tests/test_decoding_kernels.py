@@ -106,7 +106,8 @@ def test_pinned_attention_kernel_is_used_and_decodes_the_same_text(models, mel):
     """``attention_kernel`` really pins SDPA's kernel: the memory-efficient one has no CPU form, so it raises; the
     math form and flash give the text of PyTorch's own choice."""
     from whisper_subtitler.decoding.decode import decode_features
-    from whisper_subtitler.decoding.kernels import ATTENTION_KERNELS, attention_kernel
+    from whisper_subtitler.decoding.kernels import attention_kernel
+    from whisper_subtitler.transcription.tuning import ATTENTION_KERNELS
 
     _, fast = models
     with torch.no_grad():
