@@ -1,6 +1,6 @@
 """Line breaking inside a cue: fit, fewest lines, best break by the rules, balance, wide characters."""
 
-from whisper_subtitler.cues.linebreak import NEVER, break_penalty, layout, tokenize
+from whisper_subtitler.cues.linebreak import BAD_LAYOUT, NEVER, break_penalty, layout, tokenize
 from whisper_subtitler.cues.width import display_width
 
 
@@ -81,3 +81,27 @@ def test_japanese_breaks_by_characters_and_counts_wide_characters_double():
 def test_glued_word_pieces_stay_together():
     tokens = tokenize([" Hello", "-", "world", " again"], False)
     assert [t.text for t in tokens] == ["Hello-world", "again"]
+
+
+def test_no_orphan_word_under_a_label_when_a_balanced_break_fits():
+    # Issue 29: "[SPEAKER_00]: I'm in New Jersey now" over "though." (the label counted in the width).
+    result = lay("I'm in New Jersey now though.", first_line_indent=len("[SPEAKER_00]: "))
+    assert result.lines == ("I'm in New Jersey", "now though.")
+
+
+def test_no_line_under_a_third_of_its_neighbour_when_a_balanced_break_fits():
+    # Before a preposition (penalty 3) would leave "The road" (8 columns) over 35: under a third.
+    result = lay("The road through the mountains is narrow and")
+    assert result.lines == ("The road through the mountains", "is narrow and")
+
+
+def test_an_unavoidable_orphan_is_kept_and_costs_more():
+    # Two words that do not fit on one line: one word per line is the only layout.
+    result = lay("Supercalifragilisticexpialidocious antidisestablishmentarianism", width=40)
+    assert len(result.lines) == 2 and result.cost >= BAD_LAYOUT
+
+
+def test_three_lines_avoid_an_orphan_when_they_can():
+    text = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa"
+    result = lay(text, width=40, lines=3)
+    assert all(len(line.split()) >= 2 for line in result.lines)

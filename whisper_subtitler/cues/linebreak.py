@@ -7,6 +7,12 @@ never broken, except a single word wider than a whole line (hard wrap, last reso
 spaces are broken between characters, following the Japanese line-breaking rules (kinsoku shori, JIS X 4051)
 for characters that may not start or end a line.
 
+Balance is a hard preference: a layout never leaves a line of one word (an orphan) or a line under a third
+of the width of its neighbour (the speaker label counted in the first line's width), nor breaks inside a name
+or after an article, when another layout within the width avoids all of these (``is_good``); when none does, the
+best layout is returned with ``BAD_LAYOUT`` added to its cost, so that the cue builder prefers other cue
+boundaries.
+
 The part-of-speech rules use English word lists; other languages written with spaces get the punctuation
 and name rules only. Adjective-noun pairs cannot be told apart without a tagger and are not detected.
 """
@@ -15,10 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
+from math import comb
 
 from whisper_subtitler.cues.width import display_width, ends_clause, ends_sentence
 
-ARTICLES = frozenset("a an the this that these those my your his her its our their some any every each no".split())
+ARTICLES = frozenset("a an the".split())
+DETERMINERS = frozenset("this that these those my your his her its our their some any every each no".split())
 CONJUNCTIONS = frozenset(
     "and but or nor so yet because although though while whereas if unless until when whenever where "
     "wherever whether which who whom whose that than since as".split()
@@ -39,8 +48,12 @@ NO_LINE_START = frozenset("、。，．・：；？！ー」』）】〕〉》�
 NO_LINE_END = frozenset("「『（【〔〈《“‘")
 
 NEVER = 40.0  # penalty of a break the rules forbid; still possible when nothing else fits
+NAME = 25.0  # penalty of a break between first and last name
 AVOID = 15.0
 DEFAULT = 6.0
+BAD_LAYOUT = 20.0  # added to the cost of a layout that is not ``is_good`` (none of the cue's layouts is)
+MIN_LINE_RATIO = 1 / 3  # a line narrower than this share of its neighbour is unbalanced
+MAX_COMBINATIONS = 5000  # three lines or more: good layouts are searched exhaustively up to this many
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +114,7 @@ def break_penalty(left: str, right: str, spaceless: bool = False, english: bool 
         return DEFAULT
     lb, rb = _bare(left), _bare(right)
     if english:
-        if lb in ARTICLES:
+        if lb in ARTICLES or lb in DETERMINERS:
             return NEVER
         if lb in PREPOSITIONS or lb in AUXILIARIES or lb.endswith("n't") or rb == "not" or rb.endswith("n't"):
             return AVOID
@@ -112,7 +125,7 @@ def break_penalty(left: str, right: str, spaceless: bool = False, english: bool 
         if rb in PREPOSITIONS:
             return 3.0
     if left[:1].isupper() and right[:1].isupper() and lb != "i":  # first and last name
-        return 25.0
+        return NAME
     if lb[:1].isdigit() and rb[:1].isalpha():  # number and unit
         return AVOID
     return DEFAULT
@@ -135,6 +148,26 @@ def _split_wide(tokens: list[Token], limit: int, spaceless: bool) -> list[Token]
     return out
 
 
+def is_word(token: str) -> bool:
+    """Whether a token is a word (has a letter or digit), not punctuation standing alone (``-``, ``…``)."""
+    return any(c.isalnum() for c in token)
+
+
+def balanced(widths: Sequence[int]) -> bool:
+    """Whether no line is narrower than ``MIN_LINE_RATIO`` of a neighbouring line (widths in columns, as shown)."""
+    return all(min(a, b) >= MIN_LINE_RATIO * max(a, b) for a, b in zip(widths, widths[1:]))
+
+
+def is_good(widths: Sequence[int], words: Sequence[int], penalties: Sequence[float], spaceless: bool = False) -> bool:
+    """Whether a layout of several lines reads well: balanced (``balanced``; ``widths`` as shown, a label on the
+    first line included), no line of a single word (``words``: the words of each line; not applied without
+    spaces), and no break the rules forbid or keep for names (``penalties``: ``break_penalty`` at each break,
+    all below ``NAME``). One line is always good."""
+    if len(widths) < 2:
+        return True
+    return balanced(widths) and (spaceless or min(words) >= 2) and all(p < NAME for p in penalties)
+
+
 def layout(
     tokens: Sequence[Token],
     *,
@@ -147,8 +180,11 @@ def layout(
     """Break ``tokens`` into at most ``max_lines`` lines of at most ``max_width`` columns.
 
     ``first_line_indent`` columns are reserved on the first line (a speaker label). Returns the fewest
-    lines that fit, with the breaks of least total penalty (``break_penalty`` plus imbalance), or ``None``
-    when the text does not fit at all. Cost: O(n) for two lines, O(lines * n^2) for more.
+    lines that fit, with the breaks of least total penalty (``break_penalty`` plus imbalance) among the good
+    layouts (``is_good``: no orphan word, no line under a third of its neighbour, no break inside a name or
+    after an article), or among all when none is good (its cost then includes ``BAD_LAYOUT``), or ``None``
+    when the text does not fit at all. Cost: O(n) for two lines, O(lines * n^2) for more (plus an exhaustive
+    search for a good layout, bounded by ``MAX_COMBINATIONS``, when the best one is not good).
 
     With an indent, a broken cue never leaves one word alone after the label on its first line
     (``[SPEAKER_00]: So`` over the rest reads as a stray label): the first line then holds at least two
@@ -168,6 +204,9 @@ def layout(
     prefix = [0]
     for tok, w in zip(tokens, widths):
         prefix.append(prefix[-1] + w + (1 if tok.space_before and len(prefix) > 1 else 0))
+    word_count = [0]
+    for tok in tokens:
+        word_count.append(word_count[-1] + is_word(tok.text))
 
     def width(a: int, b: int) -> int:
         return prefix[b] - prefix[a] - (1 if a > 0 and tokens[a].space_before else 0)
@@ -183,24 +222,43 @@ def layout(
     def penalty(b: int) -> float:
         return break_penalty(tokens[b - 1].text, tokens[b].text, spaceless, english)
 
+    def good(bounds: Sequence[int]) -> bool:
+        """Whether the lines between the break points ``bounds`` (0, ..., n) are a good layout."""
+        spans = list(zip(bounds, bounds[1:]))
+        shown = [width(a, b) + (first_line_indent if k == 0 else 0) for k, (a, b) in enumerate(spans)]
+        words = [word_count[b] - word_count[a] for a, b in spans]
+        return is_good(shown, words, [penalty(b) for b in bounds[1:-1]], spaceless)
+
+    def result(bounds: Sequence[int], cost: float) -> Layout:
+        extra = 0.0 if good(bounds) else BAD_LAYOUT
+        return Layout(tuple(text(a, b) for a, b in zip(bounds, bounds[1:])), cost + extra)
+
     if width(0, n) <= limit(0):
         return Layout((text(0, n),), 0.0)
     if max_lines < 2:
         return None
-    # Two lines: try every break point.
-    best: tuple[float, int] | None = None
+    # Two lines: try every break point; a good layout wins over any other.
+    best: tuple[bool, float, int] | None = None
     for b in range(min_first, n):
         w1, w2 = width(0, b) + first_line_indent, width(b, n)
         if w1 > max_width or w2 > max_width:
             continue
         cost = penalty(b) + 10.0 * abs(w1 - w2) / max_width + (1.0 if w1 > w2 else 0.0)
-        if best is None or cost < best[0]:
-            best = (cost, b)
+        candidate = (not good((0, b, n)), cost, b)
+        if best is None or candidate < best:
+            best = candidate
     if best is not None:
-        return Layout((text(0, best[1]), text(best[1], n)), best[0])
+        return result((0, best[2], n), best[1])
     # More lines: dynamic programming over break points, for the fewest lines that fit.
     for lines in range(3, max_lines + 1):
         target = (prefix[n] + first_line_indent) / lines
+
+        def line_cost(li: int, a: int, b: int) -> float:
+            """Cost of line ``li`` (1-based) holding tokens[a:b] (``inf`` when it does not fit)."""
+            if li == 1 and b - a < min_first or width(a, b) > limit(li - 1):
+                return float("inf")
+            return 10.0 * abs(width(a, b) - target) / max_width + (penalty(b) if b < n else 0.0)
+
         inf = float("inf")
         cost = [[inf] * (n + 1) for _ in range(lines + 1)]
         back = [[0] * (n + 1) for _ in range(lines + 1)]
@@ -210,19 +268,28 @@ def layout(
                 for a in range(b - 1, -1, -1):
                     if li == 1 and b - a < min_first:
                         continue
-                    w = width(a, b)
-                    if w > limit(li - 1):
+                    if width(a, b) > limit(li - 1):
                         break
                     if cost[li - 1][a] == inf:
                         continue
-                    c = cost[li - 1][a] + 10.0 * abs(w - target) / max_width + (penalty(b) if b < n else 0.0)
+                    c = cost[li - 1][a] + line_cost(li, a, b)
                     if c < cost[li][b]:
                         cost[li][b], back[li][b] = c, a
         if cost[lines][n] < inf:
-            bounds, b = [], n
+            bounds, b = [n], n
             for li in range(lines, 0, -1):
-                a = back[li][b]
-                bounds.append((a, b))
-                b = a
-            return Layout(tuple(text(a, b) for a, b in reversed(bounds)), cost[lines][n])
+                b = back[li][b]
+                bounds.append(b)
+            bounds.reverse()
+            found: tuple[float, Sequence[int]] = (cost[lines][n], bounds)
+            if not good(bounds) and comb(n - 1, lines - 1) <= MAX_COMBINATIONS:
+                goods = []
+                for cuts in combinations(range(1, n), lines - 1):
+                    tried = (0, *cuts, n)
+                    total = sum(line_cost(li, a, b) for li, (a, b) in enumerate(zip(tried, tried[1:]), 1))
+                    if total < inf and good(tried):
+                        goods.append((total, tried))
+                found = min(goods, default=found)
+            return result(found[1], found[0])
     return None
+
