@@ -19,7 +19,17 @@ PACKAGE = Path(__file__).resolve().parents[1] / "whisper_subtitler"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__", "cli"),  # the command line: flags in, text out
     ("", "api", "options", "executors"),  # the Python API and its option objects; Ray's workers
-    ("pipeline", "runner", "progress", "reformat", "doctor", "align", "video", "models.holder"),  # runs and files
+    (
+        "pipeline",
+        "runner",
+        "progress",
+        "reformat",
+        "doctor",
+        "align",
+        "video",
+        "models.holder",
+        "quality",
+    ),  # runs, files
     (  # the stages and what they exchange
         "transcription",
         "diarize",

@@ -24,6 +24,7 @@ from whisper_subtitler.models.holder import ModelHolder
 from whisper_subtitler.outputs import output_path, write_subtitles
 from whisper_subtitler.pieces import open_stream, prepare_first, resume, speech_pieces
 from whisper_subtitler.prefetch import Prefetcher, Prepared
+from whisper_subtitler.quality.report import log_faults
 from whisper_subtitler.results import FileResult, FileStatus
 from whisper_subtitler.stages import OnStage, Stage, StageTimer
 from whisper_subtitler.transcription import Decoding, Region, TranscribeOptions, new_transcript
@@ -188,6 +189,7 @@ class Pipeline:
         timer.start(Stage.WRITE)
         targets = list(zip(self.options.formats, self.outputs_for(source)))
         written, kept = self.write_subtitles(transcript, cues, targets)
+        log_faults(source.name, cues, self.options.cues, transcript.language or None, transcript.duration)
         if videos := self._video_targets(source):
             timer.start(Stage.VIDEO)
             o = self.options

@@ -19,6 +19,7 @@ from rich.console import Console
 from whisper_subtitler.cli import options as o
 from whisper_subtitler.cli.align import align
 from whisper_subtitler.cli.args import FormatArgs, TranscribeArgs
+from whisper_subtitler.cli.check import CHECK_EXIT_CODES, check
 from whisper_subtitler.cli.console import err, fail, setup_logging
 from whisper_subtitler.cues.labels import SpeakerStyle
 from whisper_subtitler.errors import SubtitlerError
@@ -325,6 +326,7 @@ def format_transcripts(
 
 
 app.command("align", epilog=EXIT_CODES_HELP)(align)
+app.command("check", epilog=CHECK_EXIT_CODES)(check)
 
 
 def main() -> None:

@@ -67,10 +67,12 @@ class Token:
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """Lines of one cue and the penalty of the chosen breaks (0 for one line; lower is better)."""
+    """Lines of one cue and the penalty of the chosen breaks (0 for one line; lower is better); ``good``: the
+    layout keeps the balance and break rules (``is_good``)."""
 
     lines: tuple[str, ...]
     cost: float
+    good: bool = True
 
 
 def tokenize(texts: Sequence[str], spaceless: bool) -> list[Token]:
@@ -230,8 +232,8 @@ def layout(
         return is_good(shown, words, [penalty(b) for b in bounds[1:-1]], spaceless)
 
     def result(bounds: Sequence[int], cost: float) -> Layout:
-        extra = 0.0 if good(bounds) else BAD_LAYOUT
-        return Layout(tuple(text(a, b) for a, b in zip(bounds, bounds[1:])), cost + extra)
+        ok = good(bounds)
+        return Layout(tuple(text(a, b) for a, b in zip(bounds, bounds[1:])), cost + (0.0 if ok else BAD_LAYOUT), ok)
 
     if width(0, n) <= limit(0):
         return Layout((text(0, n),), 0.0)
@@ -253,9 +255,9 @@ def layout(
     for lines in range(3, max_lines + 1):
         target = (prefix[n] + first_line_indent) / lines
 
-        def line_cost(li: int, a: int, b: int) -> float:
+        def line_cost(li: int, a: int, b: int, target: float = target) -> float:
             """Cost of line ``li`` (1-based) holding tokens[a:b] (``inf`` when it does not fit)."""
-            if li == 1 and b - a < min_first or width(a, b) > limit(li - 1):
+            if (li == 1 and b - a < min_first) or width(a, b) > limit(li - 1):
                 return float("inf")
             return 10.0 * abs(width(a, b) - target) / max_width + (penalty(b) if b < n else 0.0)
 
@@ -292,4 +294,3 @@ def layout(
                 found = min(goods, default=found)
             return result(found[1], found[0])
     return None
-

@@ -1,0 +1,132 @@
+"""The ``check`` command: ``whisper-subtitler check FILE...``, a quality report of subtitle files.
+
+Registered on the application in ``cli.app``. The report (text, or ``--json``) is the command's data and goes to
+stdout; an unreadable file is one line on stderr and the other files are still checked. Rules: ``docs/check.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from whisper_subtitler.cli.console import err, fail, setup_logging
+from whisper_subtitler.cli.options import Fps, MaxCps, MaxLines, MaxLineWidth, Verbose
+from whisper_subtitler.errors import ExitCode, InputError, SubtitlerError
+from whisper_subtitler.quality.read import EXTENSIONS
+
+CHECK_EXIT_CODES = (
+    "Exit codes: 0 no file has an error or a warning (info faults, which nothing could avoid, do not count); "
+    "1 a file has one; 2 a file could not be read, or a usage error; 3 --against needs subtitle-edit-rate."
+)
+
+
+def check(
+    files: Annotated[
+        list[str],
+        typer.Argument(
+            help="Subtitle files (.srt, .vtt, .ass), folders (searched for them at any depth) or quoted globs.",
+            show_default=False,
+        ),
+    ],
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print the reports as JSON on stdout (docs/check.md).")
+    ] = False,
+    against: Annotated[
+        Path | None,
+        typer.Option(
+            "--against",
+            help="A reference subtitle file (.srt, .vtt, .ass): add the SubER score and the timing offsets.",
+            show_default=False,
+        ),
+    ] = None,
+    language: Annotated[
+        str | None,
+        typer.Option(
+            "--language",
+            "-l",
+            help="Language of the subtitles (ISO 639-1): the line-break word rules are English ones and apply to "
+            "en or an unknown language; ja, zh, ... are checked as written without spaces. "
+            "Default: the file's (WebVTT Language header), else unknown.",
+            show_default=False,
+        ),
+    ] = None,
+    max_line_width: MaxLineWidth = 42,
+    max_lines: MaxLines = 2,
+    max_cps: MaxCps = 17.0,
+    fps: Fps = 24.0,
+    verbose: Verbose = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the files that fail.")] = False,
+) -> None:
+    """Report the faults of subtitle FILES against the readability rules transcribe follows."""
+    from whisper_subtitler.inputs import expand_inputs
+    from whisper_subtitler.options import CueOptions
+    from whisper_subtitler.quality import read_subtitles, report_of
+    from whisper_subtitler.quality.against import compare
+
+    setup_logging(verbose, quiet=True)
+    try:
+        options = CueOptions(max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps)
+        reference = read_subtitles(against).cues if against is not None else None
+    except SubtitlerError as e:
+        raise fail(e) from None
+    sources = expand_inputs(files, recursive=True, extensions=EXTENSIONS, stdin=sys.stdin)
+    reports: list[dict[str, Any]] = []
+    unreadable = failed = False
+    for source in sources:
+        try:
+            sub = read_subtitles(source)
+            report = report_of(
+                str(source), sub.format, sub.cues, options, language=language or sub.language, resolution=sub.resolution
+            )
+            if reference is not None:
+                report = replace(report, against=compare(sub.cues, reference))
+        except InputError as e:
+            err.print(f"[red]error:[/red] {e.message}", markup=True, highlight=False, soft_wrap=True)
+            unreadable = True
+            continue
+        except SubtitlerError as e:
+            raise fail(e) from None
+        failed = failed or report.failed
+        if json_output:
+            reports.append(report.as_dict())
+        elif report.failed or not quiet:
+            _print(report.as_dict())
+    if json_output:
+        typer.echo(json.dumps({"files": reports}, ensure_ascii=False, indent=2))
+    if not sources:
+        err.print("[red]error:[/red] no subtitle file given", markup=True, highlight=False)
+    code = ExitCode.USAGE if unreadable or not sources else (ExitCode.FAILED if failed else ExitCode.OK)
+    raise typer.Exit(int(code))
+
+
+def _clock(seconds: float) -> str:
+    ms = round(seconds * 1000)
+    return f"{ms // 3_600_000:02d}:{ms // 60_000 % 60:02d}:{ms // 1000 % 60:02d}.{ms % 1000:03d}"
+
+
+def _print(report: dict[str, Any]) -> None:
+    """The text report of one file on stdout: a line per fault, then the summary."""
+    for fault in report["faults"]:
+        typer.echo(
+            f"{report['path']}:{fault['index']} {_clock(fault['start'])} {fault['severity']:7} "
+            f"{fault['kind']}: {fault['message']}"
+        )
+    kinds = ", ".join(f"{kind} {n}" for kind, n in report["faults_by_kind"].items()) or "none"
+    sev = report["faults_by_severity"]
+    typer.echo(
+        f"{report['path']}: {report['cues']} cues; {sev['error']} errors, {sev['warning']} warnings, "
+        f"{sev['info']} unavoidable; faults: {kinds}; CPS mean {report['mean_cps']:g}, max {report['max_cps']:g}; "
+        f"CPL mean {report['mean_cpl']:g}, max {report['max_cpl']}"
+    )
+    if (against := report.get("against")) is not None:
+        typer.echo(
+            f"{report['path']}: SubER {against['suber']:g} %; {against['paired_cues']} of "
+            f"{against['reference_cues']} reference cues paired; start offset median {against['start_offset_median']} s"
+            f" (mean |.| {against['start_offset_mean_abs']} s), end offset median {against['end_offset_median']} s"
+            f" (mean |.| {against['end_offset_mean_abs']} s)"
+        )
