@@ -42,3 +42,19 @@ MONOLOGUE = (
     "I want to do it this way is that every stage has its own problems that nobody tells you about "
     "until you run it on real recordings"
 )  # no punctuation, no pause: about 190 characters, 12 to 13 seconds at the default speed
+
+
+def assert_check_passes(path, end: float | None = None) -> None:
+    """``check`` on one of our subtitle files (``path``: SRT, VTT or ASS, or built cues as a tuple; ``end``: the
+    media's end in seconds, when known): no fault that the speech allowed avoiding. No orphan word or unbalanced
+    lines at all; a reading speed or duration over the limit only where the cue already runs until the next one or
+    the end (reported as unavoidable: the speech is faster)."""
+    from whisper_subtitler.quality import check_cues, read_subtitles, shown_cues
+
+    if isinstance(path, tuple):
+        faults = check_cues(shown_cues(path), end=end)
+    else:
+        sub = read_subtitles(path)
+        faults = check_cues(sub.cues, end=end, resolution=sub.resolution)
+    assert [(f.kind, f.message) for f in faults if f.avoidable] == [], path
+    assert all(f.kind in ("cps", "short") for f in faults), [(f.kind, f.message) for f in faults]

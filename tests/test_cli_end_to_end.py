@@ -126,3 +126,16 @@ def test_cue_readability_figures_on_real_speech(transcribed):
     assert figures["end_after_start_pct"] == 100.0 and figures["overlaps"] == 0
     assert figures["within_cps_where_possible_pct"] >= 95.0
     assert figures["within_duration_where_possible_pct"] >= 95.0
+
+
+def test_check_finds_no_fault_the_speech_allowed_avoiding(transcribed):
+    """`check` on the SRT and WebVTT just written (issue 29); it costs no model run."""
+    from tests.conftest import run_cli
+    from tests.cue_helpers import assert_check_passes
+
+    out, _ = transcribed
+    for suffix in ("srt", "vtt"):
+        assert_check_passes(out / f"x.{suffix}")
+    result = run_cli("check", str(out / "x.srt"), "--json")
+    assert result.returncode == 0, result.stdout  # info faults (the speech is faster) do not fail
+    assert json.loads(result.stdout)["files"][0]["cues"] >= 5

@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from tests import media
+from tests.cue_helpers import assert_check_passes
 from tests.media_speech import VOICE_A, conversation
 
 
@@ -47,6 +48,7 @@ def test_two_speakers_are_labelled_by_default_and_not_with_no_diarize(cli, tmp_p
     assert words_speakers(tmp_path / "on" / "sample.json") == {"SPEAKER_00", "SPEAKER_01"}
     assert "diarize" in json.loads(default.stdout)["files"][0]["timings"]
     assert "[SPEAKER_0" in (tmp_path / "on" / "sample.srt").read_text()
+    assert_check_passes(tmp_path / "on" / "sample.srt")  # the labels leave no orphan word (issue 29)
 
     off = cli(
         "transcribe",
@@ -65,6 +67,7 @@ def test_two_speakers_are_labelled_by_default_and_not_with_no_diarize(cli, tmp_p
     assert words_speakers(tmp_path / "off" / "sample.json") == {None}
     assert "diarize" not in json.loads(off.stdout)["files"][0]["timings"] and data["turns"] == []
     assert "SPEAKER" not in (tmp_path / "off" / "sample.srt").read_text()
+    assert_check_passes(tmp_path / "off" / "sample.srt")
 
 
 @pytest.mark.slow
@@ -86,6 +89,8 @@ def test_one_speaker_gets_no_labels_in_any_format(cli, monologue, tmp_path):
         text = (tmp_path / f"monologue.{suffix}").read_text()
         assert "SPEAKER" not in text and "\n- " not in text and not text.startswith("- "), text
     assert "<v " not in (tmp_path / "monologue.vtt").read_text()
+    for suffix in ("srt", "vtt", "ass"):
+        assert_check_passes(tmp_path / f"monologue.{suffix}")
     events = (tmp_path / "monologue.ass").read_text().split("[Events]")[1]
     assert "Dialogue:" in events and "SPEAKER" not in events  # no speaker style or name on any event
 

@@ -11,12 +11,20 @@ docs/diarization.md ("Real-world audio"), so that each fails if its behaviour co
 - a clean conversation with overlapped speech (seed 1, two overlaps, 0.74 s): 2 speakers, DER at most 11 % (10.1 %
   before and after: a guard, no gain);
 - a 10-minute two-speaker conversation: 2 speakers.
+
+On each, the cues built from the conversation's real words (its STM, each utterance's words spread over its time by
+their length) with the speakers of the diarization meet ``check`` (issue 29): no orphan word, no unbalanced lines
+with the speaker labels counted, reading speed over the limit only where the speech is faster. It reuses the
+diarization of the test: no model run of its own.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from tests.cue_helpers import assert_check_passes, transcript_of, words_of
 from tests.media_conversation import long_conversation, rearranged_conversation
 from tests.media_speech import read_wav
 from whisper_subtitler.diarize import DiarizationOptions, load_diarizer
@@ -35,6 +43,28 @@ def diarizer():
 def diarize(diarizer, wav):
     samples = read_wav(wav)
     return diarizer.diarize(Audio(samples, 16_000, wav), speech=speech_regions(samples))
+
+
+def assert_cues_check(made, diarization) -> None:
+    """Cues of ``made``'s words with ``diarization``'s speakers, in the default and the ``label`` speaker style, pass
+    ``check``: no fault that the speech allowed avoiding."""
+    from whisper_subtitler.cues import CueOptions, build_cues
+    from whisper_subtitler.speakers import assign_speakers
+
+    word_lists = []
+    for u in made.utterances:
+        words = words_of(u.text, u.start)
+        scale = (u.end - u.start) / (words[-1].end - u.start)  # the utterance's words over its own time
+        word_lists.append(
+            [
+                replace(w, start=u.start + (w.start - u.start) * scale, end=u.start + (w.end - u.start) * scale)
+                for w in words
+            ]
+        )
+    transcript = transcript_of(*word_lists, duration=made.duration)
+    transcript = assign_speakers(transcript, diarization.turns, exclusive=diarization.exclusive_turns)
+    for style in ("change", "label"):
+        assert_check_passes(build_cues(transcript, CueOptions(speaker_style=style)), end=made.duration)
 
 
 def der(rttm, turns, duration: float) -> float:
@@ -62,6 +92,7 @@ def test_music_bed_gives_no_spurious_speaker_and_nothing_in_the_music(diarizer, 
     pad = 0.25  # s: turn edges blur by up to about 0.1-0.2 s into the music next to speech (before and after)
     assert all(first - pad <= t.start and t.end <= last + pad for t in diarization.turns)  # none in the music alone
     assert der(made.rttm, diarization.turns, made.duration) <= max_der
+    assert_cues_check(made, diarization)
 
 
 def test_overlapped_conversation(diarizer, tmp_path):
@@ -70,6 +101,7 @@ def test_overlapped_conversation(diarizer, tmp_path):
     diarization = diarize(diarizer, made.wav)
     assert len(diarization.speakers) == 2
     assert der(made.rttm, diarization.turns, made.duration) <= 0.11
+    assert_cues_check(made, diarization)
 
 
 def test_ten_minutes_of_two_speakers_give_two_speakers(diarizer, tmp_path):
@@ -77,3 +109,4 @@ def test_ten_minutes_of_two_speakers_give_two_speakers(diarizer, tmp_path):
     diarization = diarize(diarizer, made.wav)
     assert len(diarization.speakers) == 2
     assert der(made.rttm, diarization.turns, made.duration) <= 0.12
+    assert_cues_check(made, diarization)

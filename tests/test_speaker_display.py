@@ -383,6 +383,12 @@ def test_cli_on_real_two_speaker_speech_labels_speaker_changes_only(cli, tmp_pat
     relabelled = list(srt.parse((tmp_path / "label" / "sample.srt").read_text(encoding="utf-8")))
     assert relabelled and all(re.match(r"\[SPEAKER_0\d\]: ", s.content) for s in relabelled)
 
+    # check (issue 29): no orphan word or unbalanced lines, with the labels counted in the width, in any style.
+    from tests.cue_helpers import assert_check_passes
+
+    for path in (out / "sample.srt", out / "sample.vtt", tmp_path / "label" / "sample.srt"):
+        assert_check_passes(path)
+
 
 def test_transcribe_takes_the_style_for_cues_and_txt():
     from typer.testing import CliRunner
