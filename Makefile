@@ -4,7 +4,8 @@
 #   make lint    ruff (lint and format check) and mypy, configured in pyproject.toml
 #   make bench   speed and memory against openai-whisper and faster-whisper, and speaker diarization against
 #                pyannote's own pipeline (docs/benchmarks.md), memory per batch row (docs/memory-cpu.json), and
-#                speakers on real conversations, clean, under music and noise, and long (docs/speakers-benchmark.json)
+#                speakers on real conversations, clean, under music and noise, and long (docs/speakers-benchmark.json),
+#                and check's report and SubER of the sample against its transcript (docs/check-sample.json)
 #   make bench-memory               memory per batch row only (bench/memory.py -> docs/memory-cpu.json)
 #   make long-clip OUT=DIR          the 10-minute benchmark clip with its transcript (bench/long_clip.py)
 #   make cue-stats TRANSCRIPT=FILE  the readability figures of the cues of a saved transcript (bench/cue_stats.py)
@@ -68,6 +69,7 @@ bench: install-test
 	$(PY) bench/speakers.py --set bench/results/speaker-set --long --cv --out docs/speakers-benchmark.json
 	$(PY) bench/run.py --out docs/benchmarks.md --batch-sizes 1,4,8,16
 	$(PY) bench/memory.py > docs/memory-cpu.json
+	$(PY) bench/check_sample.py --out docs/check-sample.json
 	$(MAKE) bench-multilingual
 
 # Multilingual files: clips right/translated/dropped per file, and the cost on a one-language file (docs/multilingual.md)
