@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from unittest.mock import ANY
 
 import pytest
 from typer.testing import CliRunner
@@ -172,6 +173,10 @@ def test_cli_exit_codes_and_report(tmp_path):
     assert result.exit_code == 2  # unreadable input; the other file is still reported
     assert result.stderr.count("\n") == 1 and str(bad) in result.stderr and "Traceback" not in result.stderr
     assert "orphan" in result.stdout
+    result = run(str(bad), "--json")
+    assert json.loads(result.stdout) == {"files": [], "unreadable": [{"path": str(bad), "error": ANY}]}
+    result = run(str(faulty), "--against", str(bad))
+    assert result.exit_code == 2 and str(bad) in result.stderr and result.stdout == ""
 
 
 def test_cli_json_on_a_folder(tmp_path):
@@ -204,3 +209,46 @@ def test_against_a_reference_gives_suber_and_timing_offsets(tmp_path):
     assert scores["start_offset_median"] == pytest.approx(0.2) and scores["end_offset_median"] == pytest.approx(0.1)
     result = run(str(tmp_path / "hyp.srt"), "--against", str(tmp_path / "ref.srt"), "--json")
     assert json.loads(result.stdout)["files"][0]["against"] == scores
+
+
+@pytest.mark.parametrize("style", ["change", "label"])
+def test_cues_of_the_sample_transcript_pass_check(style):
+    """The words of pyannote's sample.stm (real speech, two speakers) at their utterances' times: the cues built
+    from them have no orphan word or unbalanced lines with the labels counted (issue 29's "[SPEAKER_00]: I'm in New
+    Jersey now" over "though.")."""
+    from dataclasses import replace
+
+    from tests.cue_helpers import assert_check_passes, transcript_of, words_of
+    from tests.media_conversation import read_stm
+    from whisper_subtitler.cues import build_cues
+
+    word_lists = []
+    for u in read_stm():
+        words = words_of(u.text, u.start, speaker=u.speaker)
+        scale = (u.end - u.start) / (words[-1].end - u.start)
+        word_lists.append(
+            [
+                replace(w, start=u.start + (w.start - u.start) * scale, end=u.start + (w.end - u.start) * scale)
+                for w in words
+            ]
+        )
+    cues = build_cues(transcript_of(*word_lists, duration=30.0), CueOptions(speaker_style=style))
+    assert any(line.startswith("[Diane]: ") for c in cues for line in c.shown_lines)
+    assert_check_passes(cues, end=30.0)
+
+
+def test_transcribe_logs_the_faults_it_could_not_avoid(caplog):
+    import logging
+
+    from tests.cue_helpers import transcript_of, words_of
+    from whisper_subtitler.cues import build_cues
+    from whisper_subtitler.quality.report import log_faults
+
+    # A says 60 characters in about 1.5 s, and B answers at once: A's cue cannot stay longer.
+    fast = words_of("I really cannot believe how quickly all of this happened.", 1.0, char_seconds=0.02, speaker="A")
+    slow = words_of("Neither can I, to be honest with you.", fast[-1].end + 0.1, speaker="B")
+    cues = build_cues(transcript_of(fast, slow))
+    with caplog.at_level(logging.INFO, logger="whisper_subtitler.quality"):
+        report = log_faults("talk.mp4", cues, CueOptions(), "en", 0.0)
+    assert report.faults and all(not f.avoidable for f in report.faults)
+    assert caplog.messages[0].startswith("talk.mp4: cue 1 at 1.000 s: info cps: ")

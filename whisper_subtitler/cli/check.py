@@ -68,15 +68,19 @@ def check(
     from whisper_subtitler.quality import read_subtitles, report_of
     from whisper_subtitler.quality.against import compare
 
-    setup_logging(verbose, quiet=True)
+    setup_logging(verbose, quiet=False)
     try:
         options = CueOptions(max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps)
         reference = read_subtitles(against).cues if against is not None else None
+    except InputError as e:  # an unreadable reference: unreadable input, exit 2
+        fail(e)
+        raise typer.Exit(int(ExitCode.USAGE)) from None
     except SubtitlerError as e:
         raise fail(e) from None
     sources = expand_inputs(files, recursive=True, extensions=EXTENSIONS, stdin=sys.stdin)
     reports: list[dict[str, Any]] = []
-    unreadable = failed = False
+    errors: list[dict[str, str]] = []
+    failed = False
     for source in sources:
         try:
             sub = read_subtitles(source)
@@ -87,7 +91,7 @@ def check(
                 report = replace(report, against=compare(sub.cues, reference))
         except InputError as e:
             err.print(f"[red]error:[/red] {e.message}", markup=True, highlight=False, soft_wrap=True)
-            unreadable = True
+            errors.append({"path": str(source), "error": e.message})
             continue
         except SubtitlerError as e:
             raise fail(e) from None
@@ -97,10 +101,10 @@ def check(
         elif report.failed or not quiet:
             _print(report.as_dict())
     if json_output:
-        typer.echo(json.dumps({"files": reports}, ensure_ascii=False, indent=2))
+        typer.echo(json.dumps({"files": reports, "unreadable": errors}, ensure_ascii=False, indent=2))
     if not sources:
         err.print("[red]error:[/red] no subtitle file given", markup=True, highlight=False)
-    code = ExitCode.USAGE if unreadable or not sources else (ExitCode.FAILED if failed else ExitCode.OK)
+    code = ExitCode.USAGE if errors or not sources else (ExitCode.FAILED if failed else ExitCode.OK)
     raise typer.Exit(int(code))
 
 
