@@ -245,8 +245,12 @@ def layout(
         w1, w2 = width(0, b) + first_line_indent, width(b, n)
         if w1 > max_width or w2 > max_width:
             continue
-        cost = penalty(b) + 10.0 * abs(w1 - w2) / max_width + (1.0 if w1 > w2 else 0.0)
-        candidate = (not good((0, b, n)), cost, b)
+        pen = penalty(b)
+        cost = pen + 10.0 * abs(w1 - w2) / max_width + (1.0 if w1 > w2 else 0.0)
+        if best is not None and not best[0] and cost >= best[1]:
+            continue  # a good layout that costs less is already found
+        words = (word_count[b], word_count[n] - word_count[b])
+        candidate = (not is_good((w1, w2), words, (pen,), spaceless), cost, b)
         if best is None or candidate < best:
             best = candidate
     if best is not None:
