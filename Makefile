@@ -77,6 +77,8 @@ bench-multilingual: install-test
 	$(PY) bench/multilingual.py --out docs/multilingual.json
 	$(PY) bench/long_clip.py .bench-work
 	$(PY) bench/multilingual.py --cost --long-clip .bench-work/long_clip.wav --out docs/multilingual-cost.json
+	$(PY) bench/multilingual.py --cost --conversation .bench-work/conversation.wav \
+		--out docs/multilingual-cost-conversation.json
 
 bench-memory: install-test
 	$(PY) bench/memory.py > docs/memory-cpu.json

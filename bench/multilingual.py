@@ -13,6 +13,7 @@ The evaluation set is built from the language clips that ship in the PyPI wheel 
     python bench/multilingual.py --out docs/multilingual.json            # every file through the CLI, scored
     python bench/multilingual.py --grid --long-clip /tmp/long_clip.wav   # the smoothing grid on the tuning files
     python bench/multilingual.py --cost --long-clip /tmp/long_clip.wav   # one-language file: time and words
+    python bench/multilingual.py --cost --conversation /tmp/conversation.wav   # the same on real speech
 
 ``--cost`` runs the CLI on an English-only file (``bench/long_clip.py``, 10 minutes) with the language
 detected per region (the default) and with ``--language en`` (one language, no detection: what a one-language file
@@ -232,16 +233,29 @@ def main() -> None:
     parser.add_argument("--held-out", action="store_true", help="only the held-out files")
     parser.add_argument("--runs", type=int, default=3, help="runs of each variant with --cost")
     parser.add_argument("--long-clip", type=Path, help="an English-only WAV (bench/long_clip.py)")
+    parser.add_argument(
+        "--conversation",
+        type=Path,
+        help="with --cost: build a 10-minute English conversation of real speech (pyannote's sample.wav "
+        "re-arranged, tests/media_conversation.py, seed 3000) at this path and measure on it instead",
+    )
     parser.add_argument("extra", nargs="*", help="more options for transcribe (after --)")
     args = parser.parse_args()
+    if args.conversation is not None:
+        from tests.media_conversation import long_conversation
+
+        long_conversation(args.conversation, 600.0, first_seed=3000)
+        args.long_clip = args.conversation
     if args.cost and args.long_clip is None:
-        parser.error("--cost needs --long-clip")
+        parser.error("--cost needs --long-clip or --conversation")
     splits = ("held-out",) if args.held_out else ("tuning", "held-out")
     result: object
     if args.grid:
         result = grid(args.long_clip)
     elif args.cost:
         result = cost(args.long_clip, args.runs)
+        if args.conversation is not None:
+            result["command"] = f"python bench/multilingual.py --cost --conversation {args.conversation.name}"
     else:
         result = evaluate(args.extra, splits)
     text = json.dumps(result, ensure_ascii=False, indent=1)

@@ -10,7 +10,7 @@ from whisper_subtitler.decoding.code_switching import (
     main_language,
     regions_in,
     restrict,
-    settled_by_window,
+    screened,
     smooth_languages,
     split_by_language,
 )
@@ -65,12 +65,13 @@ def test_restrict_keeps_the_allowed_languages_and_scales_them():
         restrict({}, None)
 
 
-def test_a_window_sure_of_one_language_settles_its_regions():
-    window = {"en": 0.97, "es": 0.03}
-    assert settled_by_window(window, [{"en": 0.9}, {"en": 0.6}])
-    assert not settled_by_window(window, [{"en": 0.9}, {"es": 0.9, "en": 0.1}])
-    assert not settled_by_window({"en": 0.7, "es": 0.3}, [{"en": 0.9}, {"en": 0.9}])
-    assert settled_by_window({"en": 0.4, "es": 0.6}, [{"en": 1.0}])  # one region: the window's detection is its own
+def test_the_screen_sends_only_regions_heard_in_another_language_to_be_examined_alone():
+    sure = {"pt": 0.97, "es": 0.03}
+    agree, italian = {"pt": 0.6, "la": 0.4}, {"it": 0.67, "pt": 0.08, "la": 0.25}
+    assert screened(sure, [agree, italian]) == [sure, None]  # a sure window speaks for its agreeing regions only
+    unsure, weak = {"pt": 0.7, "es": 0.3}, {"pt": 0.3, "la": 0.25, "es": 0.25, "it": 0.2}
+    assert screened(unsure, [agree, italian, weak]) == [agree, None, None]  # an unsure one lends them nothing
+    assert screened({"en": 0.4, "es": 0.6}, []) == [{"en": 0.4, "es": 0.6}]  # one region: the window's is its own
 
 
 def test_regions_in_cuts_the_speech_to_the_chunk():

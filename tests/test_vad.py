@@ -50,11 +50,33 @@ def test_the_network_runs_once_per_audio(sample, monkeypatch):
 
     monkeypatch.setattr(model, "audio_forward", counted)
     monkeypatch.setattr(vad, "_kept", type(vad._kept)())
+    monkeypatch.setattr(vad, "_kept_arrays", {})
     loose = vad.speech_regions(sample)
     other = np.ascontiguousarray(sample[::-1])
     vad.speech_regions(other)
     tight = vad.speech_regions(sample, vad.VadOptions(min_silence_duration_ms=100, speech_pad_ms=30))
     assert calls == [len(sample), len(sample)]
     assert len(tight) > len(loose)  # the tight settings split where the loose ones bridge short pauses
-    vad.speech_regions(sample[:-1])  # other samples: computed again
+    vad.speech_regions(sample[:-1].copy())  # other samples: computed again
     assert len(calls) == 3
+
+
+def test_a_piece_cut_from_audio_reuses_its_probabilities(sample, monkeypatch):
+    """The pipeline cuts a piece at a pause after its VAD and finds the language units on the cut: a view of the
+    start of audio already seen is not run again, and gets the probabilities the network gives the cut itself
+    (silero-vad is causal) but for the last, partial frame, which keeps the whole audio's."""
+    monkeypatch.setattr(vad, "_kept", type(vad._kept)())
+    monkeypatch.setattr(vad, "_kept_arrays", {})
+    whole = np.ascontiguousarray(sample, dtype=np.float32)
+    full = vad.speech_probabilities(whole)
+    n = len(whole) * 2 // 3 + 100
+    model, _ = vad._load_model()
+    calls = []
+    real = model.audio_forward
+    monkeypatch.setattr(model, "audio_forward", lambda x, *a, **k: calls.append(len(x)) or real(x, *a, **k))
+    reused = vad.speech_probabilities(whole[:n])
+    assert calls == []
+    own = real(whole[:n].copy(), sampling_rate=16_000)
+    assert reused.shape == own.shape
+    np.testing.assert_array_equal(reused[:-1], own[:-1])
+    assert reused[-1] == full[len(reused) - 1]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,8 +49,10 @@ def _load_model():
     return load_silero_vad(sequence=True), get_speech_timestamps_from_probs
 
 
+FRAME_SAMPLES = 512  # samples per Silero VAD frame at 16 kHz (32 ms)
 KEPT_PROBABILITIES = 4  # audio whose probabilities are kept: the file in hand and the next one being prefetched
 _kept: OrderedDict[bytes, np.ndarray] = OrderedDict()  # content digest -> probabilities, oldest first
+_kept_arrays: dict[bytes, weakref.ref] = {}  # content digest -> the samples they came from, while alive
 _kept_lock = threading.Lock()
 
 
@@ -63,6 +66,11 @@ def speech_probabilities(samples: np.ndarray) -> np.ndarray:
     on 2 CPU cores), also when the next file's first piece is prefetched in between (:mod:`.prefetch`).
     """
     samples = np.ascontiguousarray(samples, dtype=np.float32)
+    with _kept_lock:
+        for digest, ref in _kept_arrays.items():
+            whole = ref()
+            if whole is not None and _is_prefix(samples, whole):
+                return _kept[digest][: -(-len(samples) // FRAME_SAMPLES)]
     digest = hashlib.blake2b(samples.data, digest_size=16).digest()
     with _kept_lock:
         if digest in _kept:
@@ -73,9 +81,22 @@ def speech_probabilities(samples: np.ndarray) -> np.ndarray:
     probabilities.setflags(write=False)
     with _kept_lock:
         _kept[digest] = probabilities
+        _kept_arrays[digest] = weakref.ref(samples)
         while len(_kept) > KEPT_PROBABILITIES:
-            _kept.popitem(last=False)
+            _kept_arrays.pop(_kept.popitem(last=False)[0], None)
     return probabilities
+
+
+def _is_prefix(samples: np.ndarray, whole: np.ndarray) -> bool:
+    """Whether ``samples`` is a view of the start of ``whole`` (the same memory, not a copy): the pipeline cuts a
+    piece at a pause after finding its speech, and finds the units of language detection on the cut piece. Silero
+    VAD is causal, so the probabilities of a prefix are those of the whole but for the last, partial frame, which the
+    prefix alone would pad with zeros (32 ms at the cut, which the pipeline makes in a pause)."""
+    return (
+        samples.ndim == whole.ndim == 1
+        and len(samples) <= len(whole)
+        and samples.__array_interface__["data"][0] == whole.__array_interface__["data"][0]
+    )
 
 
 def speech_regions(samples: np.ndarray, options: VadOptions = VadOptions()) -> tuple[tuple[float, float], ...]:

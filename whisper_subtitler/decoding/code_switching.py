@@ -153,16 +153,37 @@ def main_language(spans: Iterable[tuple[str | None, float]]) -> str | None:
     return max(totals, key=lambda k: totals[k]) if totals else None
 
 
-WINDOW_SURE_P = 0.9  # a window's own detection this sure of one language ...
-SLICE_AGREE_P = 0.5  # ... and each region's sliced detection giving it this much: the regions take it unexamined
+WINDOW_SURE_P = 0.9  # a window's own detection at least this sure of one language speaks for its agreeing regions
+SLICE_SURE_P = 0.5  # in a window less sure, a region's sliced detection must be this sure of the window's language
 
 
-def settled_by_window(window: Mapping[str, float], sliced: Sequence[Mapping[str, float]]) -> bool:
-    """Whether the regions of one window can take the window's own detection (``window``, language -> p) without
-    being encoded alone: the window is at least ``WINDOW_SURE_P`` sure of its language and each region's sliced
-    detection (``sliced``) gives that language at least ``SLICE_AGREE_P``. A window of one region always can (its
-    detection is the region's)."""
-    if len(sliced) <= 1:
-        return True
+def screened(
+    window: Mapping[str, float], sliced: Sequence[Mapping[str, float]]
+) -> list[Mapping[str, float] | None]:
+    """The detection each region of one window takes without being encoded alone, or ``None`` where it must be.
+
+    ``window``: the window's own detection (language -> p); ``sliced``: each region's detection with the
+    cross-attention limited to its frames (``language_id.sliced_probabilities``), one per region, empty for a
+    window of one region (whose detection is the window's: ``[window]``).
+
+    - A region whose sliced detection names another language than the window's is examined alone (``None``),
+      however sure the window: an Italian clip in a window 0.97 sure of Portuguese still gave Portuguese 0.08, no
+      less than synthetic English that the slice hears as Finnish gave English (0.06-0.2), so no threshold on that
+      probability tells them apart (docs/multilingual.md).
+    - A region whose sliced detection names the window's language takes the window's detection when the window is
+      at least ``WINDOW_SURE_P`` sure; in a window less sure, it takes its sliced detection when that is at least
+      ``SLICE_SURE_P`` sure, and is examined alone otherwise (a French clip heard as French 0.26 by the slice was
+      smoothed into its Japanese neighbours; alone it is French 1.00)."""
+    if not sliced:
+        return [window]
     language = max(window, key=lambda k: window[k])
-    return window[language] >= WINDOW_SURE_P and all(p.get(language, 0.0) >= SLICE_AGREE_P for p in sliced)
+    sure = window[language] >= WINDOW_SURE_P
+    out: list[Mapping[str, float] | None] = []
+    for p in sliced:
+        if max(p, key=lambda k: p[k]) != language:
+            out.append(None)
+        elif sure:
+            out.append(window)
+        else:
+            out.append(p if p[language] >= SLICE_SURE_P else None)
+    return out

@@ -7,9 +7,9 @@ Three tools here, from the cheapest:
 - ``features_probabilities`` on a whole encoded window: Whisper's own detection (what openai-whisper does once per
   file).
 - ``sliced_probabilities``: detection per region from a window's own encoder output, the cross-attention limited to
-  the region's frames (one decoder step per region, no encoder pass). The frames are contextual (the encoder's
-  self-attention spans the window), so this is a screen, not a verdict: on a window of one language it agrees with
-  the window's detection; where it does not, the region is encoded alone.
+  the region's frames (one decoder step for all the regions of a window, no encoder pass). The frames are contextual
+  (the encoder's self-attention spans the window), so this is a screen, not a verdict
+  (``code_switching.screened``): where it hears another language than the window's, the region is encoded alone.
 - ``encode_regions`` + ``features_probabilities``: each region encoded alone, the encoder input cut to the region's
   own length instead of 30 s (the positional embedding cut to match, as whisper.cpp's ``audio_ctx`` does); a 3-s
   region costs about a tenth of a 30-s window, and its detection agreed with the padded 30-s window's on the test
@@ -59,14 +59,46 @@ def sliced_probabilities(
 ) -> list[dict[str, float]]:
     """Detection per region of one encoded window ``features`` ``(n_audio_ctx, n_audio_state)``, the cross-attention
     limited to each region's frames (``spans``: ``(start, end)`` seconds from the window's start, ``MARGIN_FRAMES``
-    added on each side). One dict per span; see ``features_probabilities``."""
+    added on each side). One dict per span; see ``features_probabilities``.
+
+    All spans go through the decoder's first step together, as rows of one batch whose cross-attention is masked to
+    the span's frames (the same softmax as attending to the slice alone), so the window's keys and values are
+    projected once, not once per region. Call under ``torch.no_grad``."""
+    import torch
+    from whisper.tokenizer import get_tokenizer
+
+    if not spans:
+        return []
+    tokens, codes = _language_tokens(model)
+    sot = get_tokenizer(model.is_multilingual, num_languages=model.num_languages).sot
     n_frames = features.shape[0]
-    out = []
+    frames = torch.arange(n_frames, device=features.device)
+    masks = []
     for start, end in spans:
         a = max(0, min(n_frames - 1, int(start / FRAME_S) - MARGIN_FRAMES))
         b = max(a + 1, min(n_frames, int(round(end / FRAME_S)) + MARGIN_FRAMES))
-        out.extend(features_probabilities(model, features[None, a:b], allowed))
-    return out
+        masks.append((frames >= a) & (frames < b))
+    hidden = ~torch.stack(masks)[:, None, :]  # (rows, 1 (every head), n_frames): frames outside the span
+    decoder = model.decoder
+    xa = features.to(decoder.token_embedding.weight.dtype)
+    x = decoder.token_embedding.weight[sot] + decoder.positional_embedding[0]
+    x = x.expand(len(spans), 1, -1)
+    for block in decoder.blocks:
+        x = x + block.attn(block.attn_ln(x))[0]  # one token: self-attention needs no mask
+        cross = block.cross_attn
+        heads = cross.n_head
+        q = cross.query(block.cross_attn_ln(x))[:, 0].view(len(spans), heads, -1)  # (rows, heads, head_dim)
+        k = cross.key(xa).view(n_frames, heads, -1).transpose(0, 1)  # (heads, n_frames, head_dim), once per window
+        v = cross.value(xa).view(n_frames, heads, -1).transpose(0, 1)
+        scores = torch.einsum("rhd,hnd->rhn", q, k) * q.shape[-1] ** -0.5
+        weights = scores.masked_fill(hidden, float("-inf")).softmax(dim=-1)
+        attended = torch.einsum("rhn,hnd->rhd", weights, v).reshape(len(spans), 1, -1)
+        x = x + cross.out(attended)
+        x = x + block.mlp(block.mlp_ln(x))
+    x = decoder.ln(x)
+    logits = (x[:, -1] @ decoder.token_embedding.weight[tokens].T).float()  # the language tokens' logits only
+    probs = logits.softmax(dim=-1).cpu().tolist()
+    return [restrict(dict(zip(codes, row)), allowed) for row in probs]
 
 
 def encode_regions(model, pieces: Sequence[np.ndarray]):

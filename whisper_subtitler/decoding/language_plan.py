@@ -2,17 +2,19 @@
 absent, or a list of languages, with a multilingual model).
 
     chunks encoded in batches (the encoder output kept for decoding, up to FEATURE_CACHE_BYTES)
-      -> each window's own detection, and each region's detection sliced from the window (language_id)
-      -> regions of windows that are not sure of one language: encoded alone, detected alone
+      -> each window's own detection and each region's detection sliced from the window, one decoder step per
+         window (language_id.sliced_probabilities)
+      -> the screen (code_switching.screened): regions heard in another language than their window's are encoded
+         alone and detected alone
       -> the languages smoothed over the file (code_switching.smooth_languages)
-      -> regions whose own detection the smoothing overruled: decoded alone in both languages, the one Whisper
-         decodes with the higher mean log-probability kept
+      -> regions whose own, fairly sure detection the smoothing overruled: decoded alone in both languages, the one
+         Whisper decodes with the higher mean log-probability kept
       -> chunks cut where the language changes (code_switching.split_by_language)
 
-On a file in one language whose windows are sure of it, the cost is the detections (one decoder step per window and
-per region); the encoder output of the windows is reused for decoding. Windows that are unsure (synthetic voices,
-noise) cost the encoding of their regions alone, and overruled regions two more decodings each: on the English
-benchmark clip the whole run took 1.62x as long as with ``--language en`` (docs/multilingual.md).
+On a file in one language, the cost is one decoder step per window, the regions the screen sends on and a few
+checks; the encoder output of the windows is reused for decoding. Against ``--language en``, on 10 minutes of real
+English speech the whole run took 1.11x as long, and 1.19x on the espeak-ng benchmark clip, whose synthetic voices
+the screen misjudges more often (docs/multilingual.md).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from whisper_subtitler.decoding.chunking import Chunk, decoding_order
 from whisper_subtitler.decoding.code_switching import (
     RegionLanguage,
     regions_in,
-    settled_by_window,
+    screened,
     smooth_languages,
     split_by_language,
 )
@@ -38,6 +40,10 @@ LANGUAGE_VAD_SILENCE_MS = 200  # ms: pauses this long separate the units of lang
 LANGUAGE_VAD_PAD_MS = 100  # ms of padding around each unit (the VAD's own: 200)
 FEATURE_CACHE_BYTES = 512 * 2**20  # encoder output kept between detection and decoding; the rest is encoded again
 ALONE_BATCH = 8  # regions encoded alone per encoder call
+ALONE_MAX_S = 10.0  # seconds: a region encoded alone (detected, checked) is heard up to this far from its start
+CHECK_P = 0.5  # a region the smoothing overruled is decoded in both languages when its own detection is this sure
+CHECK_TAIL_S = 1.0  # seconds of silence after a region decoded alone in its two candidate languages
+WHOLE_WINDOW = (0.0, 30.0)  # seconds: a span that covers every frame of a window
 
 
 def language_units(samples) -> tuple[tuple[float, float], ...]:
@@ -99,25 +105,26 @@ def detect_regions(
     for i in range(0, len(ordered), batch_size):
         group = list(ordered[i : i + batch_size])
         encoded = encode(group)
-        windows = language_id.features_probabilities(model, encoded, allowed_list)
-        for row, (chunk, window) in enumerate(zip(group, windows)):
+        for row, chunk in enumerate(group):
             regions = regions_in(chunk, speech)
             per_chunk[chunk.index] = regions
-            spans = [(a - chunk.start, b - chunk.start) for a, b in regions]
-            sliced = (
-                language_id.sliced_probabilities(model, encoded[row], spans, allowed_list) if len(spans) > 1 else []
+            spans = [(a - chunk.start, b - chunk.start) for a, b in regions] if len(regions) > 1 else []
+            # the whole window as the first span: Whisper's own detection, in the same decoder pass
+            window, *sliced = language_id.sliced_probabilities(
+                model, encoded[row], [WHOLE_WINDOW, *spans], allowed_list
             )
-            if settled_by_window(window, sliced):
-                probabilities.update({region: window for region in regions})
-            else:
-                alone.extend(regions)
+            for region, screen in zip(regions, screened(window, sliced)):
+                if screen is None:
+                    alone.append(region)
+                else:
+                    probabilities[region] = dict(screen)
             size = encoded[row].numel() * encoded[row].element_size()
             if kept_bytes + size <= FEATURE_CACHE_BYTES:
                 features[chunk.index] = encoded[row]
                 kept_bytes += size
     probabilities.update(_detect_alone(model, alone, source, allowed_list))
-    found = [RegionLanguage(a, b, probabilities[(a, b)]) for k in sorted(per_chunk) for a, b in per_chunk[k]]
-    return Detections(found, per_chunk, features, len(alone))
+    regions_found = [RegionLanguage(a, b, probabilities[(a, b)]) for k in sorted(per_chunk) for a, b in per_chunk[k]]
+    return Detections(regions_found, per_chunk, features, len(alone))
 
 
 def plan_languages(
@@ -136,11 +143,15 @@ def plan_languages(
     ``torch.no_grad``."""
     found = detect_regions(model, chunks, speech, source, encode=encode, batch_size=batch_size, allowed=allowed)
     languages = smooth_languages(found.regions)
-    overruled = [k for k, (r, language) in enumerate(zip(found.regions, languages)) if r.best != language]
+    overruled = [
+        k
+        for k, (r, language) in enumerate(zip(found.regions, languages))
+        if r.best != language and r.probabilities[r.best] >= CHECK_P
+    ]
     for start in range(0, len(overruled), batch_size):
         rows = overruled[start : start + batch_size]
         candidates = [(languages[k], found.regions[k].best) for k in rows]
-        for k, best in zip(rows, _most_likely(model, [found.regions[k] for k in rows], candidates, encode, fp16)):
+        for k, best in zip(rows, _most_likely(model, [found.regions[k] for k in rows], candidates, source, fp16)):
             if best != languages[k]:
                 r = found.regions[k]
                 log.debug(
@@ -183,18 +194,30 @@ def _most_likely(
     model,
     regions: Sequence[RegionLanguage],
     candidates: Sequence[tuple[str, str]],
-    encode: Callable[[list[Chunk]], Any],
+    source: SampleSource,
     fp16: bool,
 ) -> list[str]:
     """For each of ``regions``, the one of its two ``candidates`` (the smoothed language first) whose greedy
-    transcript Whisper scores higher (mean token log-probability), the region encoded alone in a 30-s window as any
-    chunk; the first wins a tie, and a language whose transcript is empty or loops loses. On the regions where
-    smoothing and detection disagreed, this chose right in every case measured (docs/multilingual.md)."""
-    from whisper_subtitler.decoding import decode
+    transcript Whisper scores higher (mean token log-probability); the first wins a tie, and a language whose
+    transcript is empty or loops loses. Each region is encoded alone (``language_id.encode_regions``) with
+    ``CHECK_TAIL_S`` of silence after it: without it Whisper does not hear the speech end and loops on a short clip;
+    with it a region costs a fraction of a 30-s window, and on real telephone speech it chose better than a 30-s
+    window, which turned an English utterance Chinese (docs/multilingual.md). Call under ``torch.no_grad``."""
+    import numpy as np
+
+    from whisper_subtitler.decoding import decode, language_id
     from whisper_subtitler.decoding.chunking import token_budget
 
-    features = encode([Chunk(0, r.start, r.end, ((r.start, r.end),)) for r in regions])
-    budgets = [token_budget(r.duration) for r in regions]
+    tail = np.zeros(round(CHECK_TAIL_S * 16_000), dtype=np.float32)
+    longest = ALONE_MAX_S
+    pieces = [
+        np.concatenate(
+            [chunk_samples(Chunk(0, r.start, min(r.end, r.start + longest), ((r.start, r.end),)), source), tail]
+        )
+        for r in regions
+    ]
+    features = language_id.encode_regions(model, pieces)
+    budgets = [token_budget(min(r.duration, longest)) for r in regions]
     scores: list[dict[str, float]] = [{} for _ in regions]
     for position in (0, 1):
         for language in dict.fromkeys(c[position] for c in candidates):
@@ -217,13 +240,12 @@ def _detect_alone(
     """The detection of each of ``regions`` (seconds) encoded alone (``language_id.encode_regions``), in batches of
     similar length (sorted by length, so a row is padded by little): region -> language probabilities."""
     from whisper_subtitler.decoding import language_id
-    from whisper_subtitler.decoding.chunking import MAX_CHUNK_S
 
     out: dict[tuple[float, float], dict[str, float]] = {}
     by_length = sorted(regions, key=lambda r: r[1] - r[0])
     for i in range(0, len(by_length), ALONE_BATCH):
         group = by_length[i : i + ALONE_BATCH]
-        pieces = [chunk_samples(Chunk(0, a, min(b, a + MAX_CHUNK_S), ((a, b),)), source) for a, b in group]
+        pieces = [chunk_samples(Chunk(0, a, min(b, a + ALONE_MAX_S), ((a, b),)), source) for a, b in group]
         # Whole rows, the batch's padding included: cut to the region's own frames, the encoder output lost the
         # silence after the speech that Whisper's detection expects (a clip went from en 0.97 to ja 0.47).
         encoded = language_id.encode_regions(model, pieces)
