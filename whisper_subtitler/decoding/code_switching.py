@@ -157,9 +157,7 @@ WINDOW_SURE_P = 0.9  # a window's own detection at least this sure of one langua
 SLICE_SURE_P = 0.5  # in a window less sure, a region's sliced detection must be this sure of the window's language
 
 
-def screened(
-    window: Mapping[str, float], sliced: Sequence[Mapping[str, float]]
-) -> list[Mapping[str, float] | None]:
+def screened(window: Mapping[str, float], sliced: Sequence[Mapping[str, float]]) -> list[Mapping[str, float] | None]:
     """The detection each region of one window takes without being encoded alone, or ``None`` where it must be.
 
     ``window``: the window's own detection (language -> p); ``sliced``: each region's detection with the
