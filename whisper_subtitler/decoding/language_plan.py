@@ -199,7 +199,8 @@ def _most_likely(
 ) -> list[str]:
     """For each of ``regions``, the one of its two ``candidates`` (the smoothed language first) whose greedy
     transcript Whisper scores higher (mean token log-probability); the first wins a tie, and a language whose
-    transcript is empty or loops loses. Each region is encoded alone (``language_id.encode_regions``) with
+    transcript is empty or loops loses to one whose transcript is neither (when both loop, the mean log-probability
+    still decides: "hola mundo" between two French clips looped in both languages, Spanish at -0.14, French -0.31). Each region is encoded alone (``language_id.encode_regions``) with
     ``CHECK_TAIL_S`` of silence after it: without it Whisper does not hear the speech end and loops on a short clip;
     with it a region costs a fraction of a 30-s window, and on real telephone speech it chose better than a 30-s
     window, which turned an English utterance Chinese (docs/multilingual.md). Call under ``torch.no_grad``."""
@@ -218,7 +219,7 @@ def _most_likely(
     ]
     features = language_id.encode_regions(model, pieces)
     budgets = [token_budget(min(r.duration, longest)) for r in regions]
-    scores: list[dict[str, float]] = [{} for _ in regions]
+    scores: list[dict[str, tuple[bool, float]]] = [{} for _ in regions]
     for position in (0, 1):
         for language in dict.fromkeys(c[position] for c in candidates):
             rows = [i for i, c in enumerate(candidates) if c[position] == language and language not in scores[i]]
@@ -229,8 +230,8 @@ def _most_likely(
                 model, features[index], [budgets[i] for i in rows], language=language, fp16=fp16
             )
             for i, d in zip(rows, decoded):
-                usable = d.text.strip() and not d.truncated
-                scores[i][language] = d.avg_logprob if usable else float("-inf")
+                usable = bool(d.text.strip()) and not d.truncated
+                scores[i][language] = (usable, d.avg_logprob)
     return [max(c, key=lambda language: scores[i][language]) for i, c in enumerate(candidates)]
 
 
