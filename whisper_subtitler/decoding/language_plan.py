@@ -200,7 +200,8 @@ def _most_likely(
     """For each of ``regions``, the one of its two ``candidates`` (the smoothed language first) whose greedy
     transcript Whisper scores higher (mean token log-probability); the first wins a tie, and a language whose
     transcript is empty or loops loses to one whose transcript is neither (when both loop, the mean log-probability
-    still decides: "hola mundo" between two French clips looped in both languages, Spanish at -0.14, French -0.31). Each region is encoded alone (``language_id.encode_regions``) with
+    still decides: "hola mundo" between two French clips looped in both languages, Spanish at -0.14, French -0.31).
+    Each region is encoded alone (``language_id.encode_regions``) with
     ``CHECK_TAIL_S`` of silence after it: without it Whisper does not hear the speech end and loops on a short clip;
     with it a region costs a fraction of a 30-s window, and on real telephone speech it chose better than a 30-s
     window, which turned an English utterance Chinese (docs/multilingual.md). Call under ``torch.no_grad``."""
