@@ -20,6 +20,7 @@ from whisper_subtitler.cli import options as o
 from whisper_subtitler.cli.align import align
 from whisper_subtitler.cli.args import FormatArgs, TranscribeArgs
 from whisper_subtitler.cli.console import err, fail, setup_logging
+from whisper_subtitler.cli.serve import serve
 from whisper_subtitler.cues.labels import SpeakerStyle
 from whisper_subtitler.errors import SubtitlerError
 from whisper_subtitler.interrupts import ending_on_signals, exit_code, signal_number
@@ -325,6 +326,7 @@ def format_transcripts(
 
 
 app.command("align", epilog=EXIT_CODES_HELP)(align)
+app.command("serve", epilog=EXIT_CODES_HELP)(serve)
 
 
 def main() -> None:
