@@ -132,7 +132,7 @@ def validation_message(error: RequestValidationError) -> str:
 
 def renamed(error: SubtitlerError, upload: Upload) -> SubtitlerError:
     """``error`` with the temporary file's path replaced by the name the client gave (the same exception)."""
-    for old in (str(upload.path), str(upload.folder)):
+    for old in (f"file:{upload.path}", str(upload.path), str(upload.folder)):  # ffmpeg's name for it, then ours
         error.message = error.message.replace(old, upload.name)
         error.hint = error.hint.replace(old, upload.name) if error.hint else error.hint
     error.args = (error.message,)
