@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 from typing import Annotated, Optional
 
 import typer
@@ -26,7 +27,7 @@ from whisper_subtitler.cli.options import (
     Threads,
     Verbose,
 )
-from whisper_subtitler.errors import ExitCode, MissingRequirementError, SubtitlerError
+from whisper_subtitler.errors import ExitCode, MissingRequirementError, SubtitlerError, UsageError
 from whisper_subtitler.options import DecodingOptions, DeviceOptions, SpeakerOptions
 
 EXTRA_MODULES = ("fastapi", "uvicorn", "python_multipart")
@@ -62,6 +63,12 @@ MaxUploadMb = Annotated[
 ]
 
 
+def shared_cores(workers: int) -> int | None:
+    """PyTorch's CPU threads per worker when several share the machine: the cores divided among them (``None``
+    for one worker: PyTorch's default, as ``transcribe`` has). More threads than cores in all slows every job."""
+    return max(1, (os.cpu_count() or 1) // workers) if workers > 1 else None
+
+
 def serve(
     host: Host = "127.0.0.1",
     port: Port = 9000,
@@ -88,22 +95,31 @@ def serve(
             raise MissingRequirementError(
                 f"serve needs {', '.join(missing)}", hint='pip install "whisper-subtitler[serve]"'
             )
-        from whisper_subtitler.serve.app import ServeOptions, Service
-        from whisper_subtitler.serve.server import listen, load_workers, run_server
+        from whisper_subtitler.serve.app import ServeOptions
+        from whisper_subtitler.serve.server import listen, run_server, start_service
         from whisper_subtitler.serve.upload import MB
+        from whisper_subtitler.serve.workers import WorkerSettings
 
         if api_key is not None and not api_key.strip():
-            from whisper_subtitler.errors import UsageError
-
             raise UsageError("--api-key is empty", hint="give a key, or leave the option out for none")
-        decoding = DecodingOptions(
-            model=model, batched=not no_batch, batch_size=batch_size, compute_type=compute_type.value
+        sock = listen(host, port)  # a port in use fails before the models are loaded
+        settings = WorkerSettings(
+            decoding=DecodingOptions(
+                model=model, batched=not no_batch, batch_size=batch_size, compute_type=compute_type.value
+            ),
+            speakers=SpeakerOptions(diarize=diarize, model=diarization_model),
+            device=DeviceOptions(
+                backend=gpu_backend.value if gpu_backend is not None else None,
+                threads=threads or shared_cores(workers),
+            ),
+            log_level=logging.ERROR if quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)],
         )
-        speakers = SpeakerOptions(diarize=diarize, model=diarization_model)
-        device = DeviceOptions(backend=gpu_backend.value if gpu_backend is not None else None, threads=threads)
-        pool = load_workers(workers, decoding, speakers, device)
-        service = Service(pool, ServeOptions(api_key=api_key, max_upload_bytes=int(max_upload_mb * MB)))
-        sock = listen(host, port)
+        options = ServeOptions(api_key=api_key, max_upload_bytes=int(max_upload_mb * MB))
+        try:
+            service = start_service(workers, settings, options)
+        except BaseException:
+            sock.close()
+            raise
     except SubtitlerError as e:
         raise fail(e) from None
     except KeyboardInterrupt:

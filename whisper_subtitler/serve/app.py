@@ -13,8 +13,6 @@ from __future__ import annotations
 import dataclasses
 import hmac
 import logging
-import resource
-import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,8 +26,9 @@ from fastapi.security import APIKeyHeader
 
 from whisper_subtitler.errors import InputError, SubtitlerError, UsageError
 from whisper_subtitler.options import CueOptions, OutputOptions, SpeakerOptions, subtitle_options
-from whisper_subtitler.serve.jobs import Cancelled, JobQueue, ShuttingDown, check_cancel
+from whisper_subtitler.serve.jobs import Cancelled, JobQueue, ShuttingDown
 from whisper_subtitler.serve.upload import FIELD, MB, RequestError, Upload, receive_upload
+from whisper_subtitler.serve.workers import Worker, peak_rss_mb
 from whisper_subtitler.version import __version__
 from whisper_subtitler.writers import FORMATS
 
@@ -80,28 +79,31 @@ class ServeOptions:
 
 
 class Service:
-    """What the endpoints share: the workers' queue (``jobs.JobQueue``, one ``Subtitler`` per worker, each with its
-    own loaded models) and the settings."""
+    """What the endpoints share: the workers' queue (``jobs.JobQueue`` of ``workers.Worker`` processes, each with
+    its own loaded models), a ``template`` ``Subtitler`` with the workers' options (nothing loaded) that checks each
+    request's options before its upload is read, and the settings."""
 
-    def __init__(self, workers: Sequence[Subtitler], options: ServeOptions = ServeOptions()) -> None:
-        self.template = workers[0]  # checks each request's options before its upload is read
-        self.queue: JobQueue[Subtitler] = JobQueue(workers)
+    def __init__(self, workers: Sequence[Worker], template: Subtitler, options: ServeOptions = ServeOptions()) -> None:
+        self.template = template
+        self.queue: JobQueue[Worker] = JobQueue(workers)
         self.options = options
 
     def health(self) -> dict[str, Any]:
-        """``GET /health``'s reply: the state, the model, the queue's counts and the peak resident memory."""
-        sub = self.template
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
-        peak_mb = peak / MB if sys.platform == "darwin" else peak / 1024
+        """``GET /health``'s reply: the state, the model, the queue's counts and the peak resident memory (MiB) of
+        the server process and of each worker (the sum bounds what they held at once)."""
+        workers = self.queue.workers
+        info = workers[0].info
+        peaks = [w.peak_rss_mb for w in workers]
         return {
             "status": "stopping" if self.queue.closing else "ok",
             "version": __version__,
-            "model": sub.pipeline.models.model_name,
-            "device": sub.selection.device,
-            "diarize": sub.diarizing,
-            "workers": len(self.queue.workers),
+            "model": info["model"],
+            "device": info["device"],
+            "diarize": info["diarize"],
+            "workers": len(workers),
             **dataclasses.asdict(self.queue.counts),
-            "peak_rss_mb": round(peak_mb, 1),
+            "peak_rss_mb": round(peak_rss_mb() + sum(peaks), 1),
+            "peak_rss_mb_workers": peaks,
         }
 
 
@@ -199,32 +201,13 @@ def request_changes(
     return changes
 
 
-def asr_job(upload: Upload, changes: dict[str, Any], output: str):
-    """The ``/asr`` work on a worker: the subtitles of ``upload`` in format ``output`` as bytes (what
-    ``transcribe`` writes); removes the upload in any case."""
+def worker_job(upload: Upload, request: tuple):
+    """The work of one request for a worker: ``request`` (``workers.Worker.call``) on ``upload``, whose temporary
+    file is removed when it ends, and whose path in an error message becomes the client's name for it."""
 
-    def job(worker: Subtitler, cancel: threading.Event) -> bytes:
+    def job(worker: Worker, cancel: threading.Event) -> Any:
         try:
-            progress = check_cancel(cancel)
-            progress()
-            result = worker.replace(**changes).run(upload.path, progress=progress)
-            named = dataclasses.replace(result.transcript, source=upload.name)
-            return dataclasses.replace(result, transcript=named).to_bytes(output)
-        except SubtitlerError as e:
-            raise renamed(e, upload) from None
-        finally:
-            upload.discard()
-
-    return job
-
-
-def language_job(upload: Upload):
-    """The ``/detect-language`` work on a worker: ``(code, probability)``; removes the upload in any case."""
-
-    def job(worker: Subtitler, cancel: threading.Event) -> tuple[str, float]:
-        try:
-            check_cancel(cancel)()
-            return worker.detect_language(upload.path)
+            return worker.call(request, cancel)
         except SubtitlerError as e:
             raise renamed(e, upload) from None
         finally:
@@ -241,6 +224,7 @@ def create_app(service: Service) -> FastAPI:
         description="Subtitles from video and audio with Whisper and speaker diarization, on the API of "
         "whisper-asr-webservice (Bazarr's Whisper provider works unchanged). docs/serve.md has the details.",
     )
+
     def check_key(key: Annotated[Optional[str], Depends(KEY_HEADER)]) -> None:  # noqa: UP045 (FastAPI reads it)
         expected = service.options.api_key
         if expected is None:
@@ -348,7 +332,8 @@ def create_app(service: Service) -> FastAPI:
             fps=fps,
         )
         upload = await upload_of(request, encode)
-        data = await queued(request, upload, asr_job(upload, changes, output))
+        job = worker_job(upload, ("asr", str(upload.path), upload.name, changes, output))
+        data = await queued(request, upload, job)
         filename = quote(f"{upload.name}.{FORMATS[output].extension}", safe="")
         return Response(
             data,
@@ -381,7 +366,7 @@ def create_app(service: Service) -> FastAPI:
         from whisper.tokenizer import LANGUAGES
 
         upload = await upload_of(request, encode)
-        code, probability = await queued(request, upload, language_job(upload))
+        code, probability = await queued(request, upload, worker_job(upload, ("language", str(upload.path))))
         return {"detected_language": LANGUAGES.get(code, code), "language_code": code, "confidence": probability}
 
     @app.exception_handler(Exception)

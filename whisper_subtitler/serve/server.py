@@ -18,16 +18,12 @@ import threading
 from collections.abc import Generator
 from dataclasses import replace
 from types import FrameType
-from typing import TYPE_CHECKING
 
 import uvicorn
 
 from whisper_subtitler.errors import UsageError
-from whisper_subtitler.options import DecodingOptions, DeviceOptions, SpeakerOptions
-from whisper_subtitler.serve.app import Service, create_app
-
-if TYPE_CHECKING:
-    from whisper_subtitler.api import Subtitler
+from whisper_subtitler.serve.app import ServeOptions, Service, create_app
+from whisper_subtitler.serve.workers import WorkerSettings, start_workers
 
 log = logging.getLogger(__name__)
 
@@ -77,24 +73,22 @@ class Server(uvicorn.Server):
             self.loop.call_soon_threadsafe(queue.close)
 
 
-def load_workers(
-    count: int, decoding: DecodingOptions, speakers: SpeakerOptions, device: DeviceOptions
-) -> list[Subtitler]:
-    """``count`` ``Subtitler``s, each with its own Whisper model (and diarization pipeline) loaded now, on the
-    same device. Diarization left to its default (``speakers.diarize`` ``None``) is checked once: on for all when it
-    can run. Raises what ``Subtitler`` raises."""
+def start_service(workers: int, settings: WorkerSettings, options: ServeOptions) -> Service:
+    """The ``Service`` of ``workers`` worker processes loaded with ``settings`` (``workers.start_workers``).
+    Raises what loading raises."""
     from whisper_subtitler.api import Subtitler
 
-    workers: list[Subtitler] = []
-    for _ in range(count):
-        sub = Subtitler(decoding=decoding, speakers=speakers, device=device, check_speakers=not workers)
-        speakers = replace(speakers, diarize=sub.diarizing)
-        models = sub.pipeline.models
-        if sub.diarizing and not models.exclusive:  # else loaded per job, after Whisper has left the device
-            with models.diarizer():
-                pass
-        workers.append(sub)
-    return workers
+    pool = start_workers(workers, settings)
+    speakers = replace(settings.speakers, diarize=pool[0].info["diarize"])
+    try:
+        template = Subtitler(
+            decoding=settings.decoding, speakers=speakers, device=settings.device, load=False, check_speakers=False
+        )
+    except BaseException:
+        for worker in pool:
+            worker.stop()
+        raise
+    return Service(pool, template, options)
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -129,3 +123,5 @@ def run_server(service: Service, sock: socket.socket, *, log_level: int = loggin
     finally:
         service.queue.cancel_running()  # only a forced stop leaves jobs running here
         service.queue.shutdown()
+        for worker in service.queue.workers:
+            worker.stop()
