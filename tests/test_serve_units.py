@@ -215,3 +215,21 @@ def test_display_names():
     assert display_name("C:\\Users\\me\\film.mkv") == "film.mkv"
     assert display_name("a\x00b\n.srt") == "ab.srt"
     assert Path(display_name("../../x")).name == "x"
+
+
+def test_replace_shares_the_models_and_refuses_options_that_need_others():
+    from dataclasses import replace
+
+    from whisper_subtitler import Subtitler
+    from whisper_subtitler.errors import UsageError
+    from whisper_subtitler.options import CueOptions, SpeakerOptions
+
+    sub = Subtitler(model="tiny.en", diarize=False, device="cpu", load=False)
+    other = sub.replace(decoding=replace(sub.decoding, language="English"), cues=CueOptions(max_cps=20.0))
+    assert other.pipeline.models.shared is sub.pipeline.models
+    assert (other.decoding.language, other.cues.max_cps, sub.cues.max_cps) == ("en", 20.0, 17.0)
+    assert not other.diarizing
+    with pytest.raises(UsageError, match="model"):
+        sub.replace(decoding=replace(sub.decoding, model="base"))
+    with pytest.raises(UsageError, match="diarization is off"):
+        sub.replace(speakers=SpeakerOptions(diarize=True))
