@@ -7,6 +7,7 @@
 #                speakers on real conversations, clean, under music and noise, and long (docs/speakers-benchmark.json),
 #                and check's report and SubER of the sample against its transcript (docs/check-sample.json)
 #   make bench-memory               memory per batch row only (bench/memory.py -> docs/memory-cpu.json)
+#   make bench-serve                the HTTP server: requests per minute and latency on the 30-s sample (docs/serve.md)
 #   make long-clip OUT=DIR          the 10-minute benchmark clip with its transcript (bench/long_clip.py)
 #   make cue-stats TRANSCRIPT=FILE  the readability figures of the cues of a saved transcript (bench/cue_stats.py)
 # TORCH picks the PyTorch build when the venv has none yet; see README "Install" for CUDA, ROCm and Apple silicon.
@@ -19,7 +20,7 @@ PIP     := $(PY) -m pip
 EXTRAS  ?= diarize,tiny
 CONSTRAINTS := $(VENV)/torch-constraints.txt
 
-.PHONY: install install-test lint demo test test-fast bench bench-memory bench-multilingual long-clip cue-stats clean
+.PHONY: install install-test lint demo test test-fast bench bench-memory bench-multilingual bench-serve long-clip cue-stats clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +72,7 @@ bench: install-test
 	$(PY) bench/memory.py > docs/memory-cpu.json
 	$(PY) bench/check_sample.py --out docs/check-sample.json
 	$(MAKE) bench-multilingual
+	$(MAKE) bench-serve
 
 # Multilingual files: clips right/translated/dropped per file, and the cost on a one-language file (docs/multilingual.md)
 bench-multilingual: install-test
@@ -82,6 +84,10 @@ bench-multilingual: install-test
 
 bench-memory: install-test
 	$(PY) bench/memory.py > docs/memory-cpu.json
+
+# whisper-subtitler serve: requests per minute and latency on pyannote's 30-s sample, 1 and 2 clients (docs/serve.md)
+bench-serve: install-test
+	$(PY) bench/serve.py --diarize --requests 4 --clients 1,2 --out docs/serve-benchmark.json
 
 OUT ?= bench-media
 long-clip: install-test

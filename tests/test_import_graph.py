@@ -18,6 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "whisper_subtitler"
 # belongs to the layer of the longest prefix that names it (a package name covers its modules).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__", "cli"),  # the command line: flags in, text out
+    ("serve",),  # the HTTP server (whisper-subtitler serve) on the Python API
     ("", "api", "options", "executors"),  # the Python API and its option objects; Ray's workers
     (
         "pipeline",

@@ -13,6 +13,7 @@ exceptions of ``errors`` (``SubtitlerError`` and its subclasses), logs go to the
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -185,31 +186,44 @@ class Subtitler:
         self.decoding, self.speakers, self.device = decoding, speakers, devices
         self.cues, self.output, self.audio = cues, output, audio
         self.progress = progress
-        formats = output.resolved()
-        diarization, names = speakers.diarization(output.formats)
-        if diarization is not None and check_speakers:
-            diarization = check_diarization(diarization)  # a missing extra, token or model fails now
         selection = devices.select(decoding.model, decoding.compute_type)
-        options = RunOptions(
-            model=decoding.model,
-            transcribe=decoding.transcribe_options(fp16=selection.dtype == "float16"),
-            decoding=decoding.decoding(),
-            formats=formats if diarization is not None else tuple(f for f in formats if f != "rttm"),
-            output_dir=output.output_dir,
-            name_template=output.name_template,
-            overwrite=output.overwrite,
-            audio_track=audio.track,
-            audio_language=audio.language,
-            embed=output.embed,
-            burn_in=output.burn_in,
-            cues=cues,
-            writer=output.writer(cues.speaker_style),
-            diarization=diarization,
-            speaker_names=names,
-        )
+        options = _run_options(decoding, speakers, cues, output, audio, selection, check_speakers)
         self.pipeline = runs.Pipeline(options, selection)
         if load:
             self.pipeline.models.transcriber()
+
+    def replace(
+        self,
+        *,
+        decoding: DecodingOptions | None = None,
+        speakers: SpeakerOptions | None = None,
+        cues: CueOptions | None = None,
+        output: OutputOptions | None = None,
+        audio: AudioOptions | None = None,
+    ) -> Subtitler:
+        """A ``Subtitler`` with some options replaced that uses this one's loaded models and device (nothing is
+        loaded again): the per-request options of a server. Not thread-safe with this one: run one at a time.
+
+        ``decoding`` must keep ``model`` and ``compute_type``. ``speakers``: ``diarize=None`` follows this one
+        (on when it diarizes); diarization can be on only when it is on here, with the same model. Raises
+        ``UsageError`` otherwise and for invalid options."""
+        decoding = decoding or self.decoding
+        speakers = speakers or self.speakers
+        if (decoding.model, decoding.compute_type) != (self.decoding.model, self.decoding.compute_type):
+            raise UsageError("the model and compute type are chosen when the models are loaded; they cannot change")
+        if speakers.diarize is None:
+            speakers = replace(speakers, diarize=self.diarizing)
+        if speakers.diarize and not self.diarizing:
+            raise UsageError("diarization is off here", hint="start with diarization on (--diarize)")
+        if speakers.diarize and speakers.model != self.speakers.model:
+            raise UsageError("the diarization model is chosen when the models are loaded; it cannot change")
+        new = copy.copy(self)
+        new.decoding, new.speakers = decoding, speakers
+        new.cues, new.output, new.audio = cues or self.cues, output or self.output, audio or self.audio
+        options = _run_options(decoding, speakers, new.cues, new.output, new.audio, self.selection, False)
+        models = self.pipeline.models.sharing(options.decoding, options.transcribe, options.diarization)
+        new.pipeline = runs.Pipeline(options, self.selection, models)
+        return new
 
     @property
     def selection(self) -> Selection:
@@ -245,6 +259,17 @@ class Subtitler:
             subtitled.transcript, subtitled.cues, subtitled.speech, self.pipeline.options.writer, timer.stop()
         )
 
+    def detect_language(self, media: str | Path | np.ndarray) -> tuple[str, float]:
+        """The language spoken in ``media`` (a path or samples, as ``run`` takes): Whisper's language detection on
+        the 30 s from the first speech (``pipeline.Pipeline.detect_language``). Returns ``(ISO 639-1 code,
+        probability 0-1)``; ``("en", 1.0)`` with an English-only model. Raises what ``run`` raises for the media."""
+        if isinstance(media, np.ndarray):
+            return self.pipeline.detect_language(_one_piece(media))
+        path = Path(media)
+        if not path.is_file():
+            raise InputError(f"{path}: no such file")
+        return self.pipeline.detect_language(self.pipeline.open(path, whole=False))
+
     def close(self) -> None:
         """Stop background work; the models are freed with this object."""
         self.pipeline.close()
@@ -254,6 +279,39 @@ class Subtitler:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _run_options(
+    decoding: DecodingOptions,
+    speakers: SpeakerOptions,
+    cues: CueOptions,
+    output: OutputOptions,
+    audio: AudioOptions,
+    selection: Selection,
+    check_speakers: bool,
+) -> RunOptions:
+    """What the pipeline runs with, from the option objects; raises what ``Subtitler`` raises for them."""
+    formats = output.resolved()
+    diarization, names = speakers.diarization(output.formats)
+    if diarization is not None and check_speakers:
+        diarization = check_diarization(diarization)  # a missing extra, token or model fails now
+    return RunOptions(
+        model=decoding.model,
+        transcribe=decoding.transcribe_options(fp16=selection.dtype == "float16"),
+        decoding=decoding.decoding(),
+        formats=formats if diarization is not None else tuple(f for f in formats if f != "rttm"),
+        output_dir=output.output_dir,
+        name_template=output.name_template,
+        overwrite=output.overwrite,
+        audio_track=audio.track,
+        audio_language=audio.language,
+        embed=output.embed,
+        burn_in=output.burn_in,
+        cues=cues,
+        writer=output.writer(cues.speaker_style),
+        diarization=diarization,
+        speaker_names=names,
+    )
 
 
 def _silent(stage: object, fraction: float | None = None) -> None:

@@ -35,6 +35,8 @@ from whisper_subtitler.video import video_targets, write_video_copies
 from whisper_subtitler.video.run import require_subtitle_filter
 from whisper_subtitler.writers import FORMATS, WriterOptions
 
+LANGUAGE_SEARCH_S = 120.0  # seconds at the start of a file searched for the speech that language detection hears
+
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -85,13 +87,16 @@ class Subtitled:
 
 class Pipeline:
     """Runs the stages for one file after another. ``selection`` is the platform layer's device choice
-    (``platform.Selection``). Expected failures are raised as ``SubtitlerError``: the runner decides whether they
-    end the batch (``SubtitlerError.ends_batch``)."""
+    (``platform.Selection``); ``models``: a ``ModelHolder`` to use (``ModelHolder.sharing``), else one of its own.
+    Expected failures are raised as ``SubtitlerError``: the runner decides whether they end the batch
+    (``SubtitlerError.ends_batch``)."""
 
-    def __init__(self, options: RunOptions, selection: Any) -> None:
+    def __init__(self, options: RunOptions, selection: Any, models: ModelHolder | None = None) -> None:
         self.options = options
         self.selection = selection
-        self.models = ModelHolder(options.model, options.decoding, options.transcribe, selection, options.diarization)
+        self.models = models or ModelHolder(
+            options.model, options.decoding, options.transcribe, selection, options.diarization
+        )
         self._prefetcher = Prefetcher(lambda source: self._prepare(source))
 
     def load(self, sources: Iterable[Path] = ()) -> None:
@@ -146,11 +151,13 @@ class Pipeline:
         o = self.options
         return write_subtitles(transcript, cues, targets, o.writer, overwrite=o.overwrite)
 
-    def open(self, source: Path) -> Generator[Audio, None, None]:
-        """``source``'s audio in pieces (``pieces.open_stream``): one piece with diarization, which needs the whole
-        audio. Raises ``InputError`` for a file ffmpeg cannot read, ``AudioLanguageError`` for a missing tag."""
+    def open(self, source: Path, whole: bool | None = None) -> Generator[Audio, None, None]:
+        """``source``'s audio in pieces (``pieces.open_stream``): in one piece when ``whole``, by default with
+        diarization, which needs the whole audio. Raises ``InputError`` for a file ffmpeg cannot read,
+        ``AudioLanguageError`` for a missing tag."""
         o = self.options
-        return open_stream(source, o.audio_track, o.diarization is not None, o.audio_language)
+        whole = o.diarization is not None if whole is None else whole
+        return open_stream(source, o.audio_track, whole, o.audio_language)
 
     def subtitle(
         self,
@@ -243,6 +250,20 @@ class Pipeline:
             language,
         )
         return Transcribed(transcript, tuple(speech), audio)
+
+    def detect_language(self, stream: Generator[Audio, None, None]) -> tuple[str, float]:
+        """The language of a file's audio ``stream``: Whisper's language detection on the 30 s that start at the
+        first speech the VAD finds in the first ``LANGUAGE_SEARCH_S`` seconds (at the start of the file when there
+        is none), so that leading music or silence does not decide. Returns ``(ISO 639-1 code, probability)``;
+        ``("en", 1.0)`` with an English-only model. Closes ``stream``."""
+        from whisper_subtitler.decoding.language_id import window_language
+
+        with closing(stream):
+            first = next(stream)
+        head = first.samples[: int(LANGUAGE_SEARCH_S * first.sample_rate)]
+        regions = speech_regions(head) if len(head) else ()
+        start = int(regions[0][0] * first.sample_rate) if regions else 0
+        return window_language(self.models.whisper(), first.samples[start:])
 
     def _diarize(self, audio: Audio, transcript: Transcript, speech: tuple[Region, ...]) -> Transcript:
         from whisper_subtitler.speakers import assign_speakers, rename_speakers, without_single_speaker

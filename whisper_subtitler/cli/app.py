@@ -21,6 +21,7 @@ from whisper_subtitler.cli.align import align
 from whisper_subtitler.cli.args import FormatArgs, TranscribeArgs
 from whisper_subtitler.cli.check import CHECK_EXIT_CODES, check
 from whisper_subtitler.cli.console import err, fail, setup_logging
+from whisper_subtitler.cli.serve import serve
 from whisper_subtitler.cues.labels import SpeakerStyle
 from whisper_subtitler.errors import SubtitlerError
 from whisper_subtitler.interrupts import ending_on_signals, exit_code, signal_number
@@ -327,6 +328,7 @@ def format_transcripts(
 
 app.command("align", epilog=EXIT_CODES_HELP)(align)
 app.command("check", epilog=CHECK_EXIT_CODES)(check)
+app.command("serve", epilog=EXIT_CODES_HELP)(serve)
 
 
 def main() -> None:

@@ -54,6 +54,25 @@ def features_probabilities(model, features, allowed: Sequence[str] | None = None
     return [restrict(dict(zip(codes, row)), allowed) for row in probs]
 
 
+def window_language(model, samples: np.ndarray) -> tuple[str, float]:
+    """Whisper's language detection on one window, as ``whisper.decoding.detect_language`` does it: ``samples``
+    (16 kHz mono float32) padded or trimmed to 30 s, encoded, and the most likely language token after the
+    start-of-transcript token. Returns ``(ISO 639-1 code, probability 0-1)``; ``("en", 1.0)`` for an English-only
+    model, which has no language tokens."""
+    import torch
+    import whisper
+
+    if not model.is_multilingual:
+        return "en", 1.0
+    window = whisper.pad_or_trim(torch.from_numpy(np.ascontiguousarray(samples, dtype=np.float32)))
+    mel = whisper.log_mel_spectrogram(window, model.dims.n_mels).to(model.device)
+    with torch.inference_mode():
+        features = model.embed_audio(mel.unsqueeze(0).to(next(model.parameters()).dtype))
+        probabilities = features_probabilities(model, features)[0]
+    code = max(probabilities, key=probabilities.__getitem__)
+    return code, float(probabilities[code])
+
+
 def sliced_probabilities(
     model, features, spans: Sequence[tuple[float, float]], allowed: Sequence[str] | None = None
 ) -> list[dict[str, float]]:

@@ -32,11 +32,13 @@ class ModelHolder:
         options: TranscribeOptions,
         selection: Any,
         diarization: DiarizationOptions | None = None,
+        shared: ModelHolder | None = None,
     ) -> None:
         from whisper_subtitler.diarize.memory import one_model_at_a_time
 
         self.model, self.decoding, self.options, self.selection = model, decoding, options, selection
         self.diarization = diarization
+        self.shared = shared
         self.exclusive = diarization is not None and one_model_at_a_time(
             selection.device, selection.device_info.total_memory
         )
@@ -50,9 +52,20 @@ class ModelHolder:
         """The Whisper model's name as the transcripts carry it (resolving it when not done yet)."""
         return self.resolve().name
 
+    def sharing(
+        self, decoding: Decoding, options: TranscribeOptions, diarization: DiarizationOptions | None
+    ) -> ModelHolder:
+        """A holder for other decoding, transcription and speaker-count options that uses this holder's Whisper
+        model and diarization pipeline (loaded here once, when first needed): the per-request options of a server.
+        The caller keeps the model name, dtype and diarization model the same (``api.Subtitler.replace`` checks)."""
+        assert diarization is None or self.diarization is not None, "no diarization pipeline to share"
+        return ModelHolder(self.model, decoding, options, self.selection, diarization, shared=self)
+
     def resolve(self) -> ResolvedModel:
         """Where the Whisper checkpoint is (``models.resolve_model``, once). Raises ``ModelNotFoundError`` or
         ``ModelError`` (exit 3)."""
+        if self.shared is not None:
+            return self.shared.resolve()
         if self._resolved is None:
             from whisper_subtitler.models import resolve_model
 
@@ -62,6 +75,8 @@ class ModelHolder:
 
     def whisper(self) -> Any:
         """The openai-whisper model on the selected device and in its dtype, loaded when it is not there."""
+        if self.shared is not None:
+            return self.shared.whisper()
         if self._whisper is None:
             from whisper_subtitler import platform
             from whisper_subtitler.models import load_whisper
@@ -85,6 +100,12 @@ class ModelHolder:
         from whisper_subtitler.diarize.memory import release_accelerator_memory
 
         assert self.diarization is not None, "a run without diarization has no diarizer"
+        if self.shared is not None:
+            if self.exclusive:
+                self._transcriber = None  # the shared holder frees Whisper: keep no reference to it
+            with self.shared.diarizer() as diarizer:
+                yield diarizer.with_options(self.diarization)
+            return
         if self.exclusive and self._whisper is not None:
             self._whisper = self._transcriber = None
             release_accelerator_memory(self.selection.device)

@@ -1,0 +1,217 @@
+"""Worker processes: each holds a ``Subtitler`` with its own loaded models and runs one job at a time.
+
+Processes, not threads: openai-whisper keeps process-wide state that a job changes while it runs (word timestamps
+switch ``MultiHeadAttention.use_sdpa`` off and on again, ``whisper.model.disable_sdpa``), so two jobs in one process
+would disturb each other's attention and could change each other's words. A process also contains a crash: a
+worker that dies (out of memory, a fault in native code) fails its job with a 500 and is started again.
+
+The parent talks to a worker over a pipe: ``("asr", path, name, changes, output)`` -> the subtitle bytes,
+``("language", path)`` -> ``(code, probability)``, ``None`` -> exit. A job is cancelled through an event the child's
+progress callback checks (``jobs.check_cancel``). Workers ignore SIGINT and SIGTERM: the parent decides when they
+stop (a terminal's Ctrl-C and systemd's SIGTERM reach every process of the group).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import multiprocessing
+import resource
+import signal
+import sys
+import threading
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from whisper_subtitler import errors
+from whisper_subtitler.errors import SubtitlerError
+from whisper_subtitler.options import DecodingOptions, DeviceOptions, SpeakerOptions
+from whisper_subtitler.serve.jobs import Cancelled, check_cancel
+
+log = logging.getLogger(__name__)
+
+POLL_S = 0.1  # seconds between looks at the client's cancel request and the worker's life while a job runs
+STOP_S = 30.0  # seconds a worker has to exit when told to, before it is killed
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """What a worker loads: the ``Subtitler``'s decoding, speaker and device options; ``check_speakers``: check that
+    diarization left to its default can run (the first worker does; the others follow its answer)."""
+
+    decoding: DecodingOptions
+    speakers: SpeakerOptions
+    device: DeviceOptions
+    check_speakers: bool = True
+    log_level: int = logging.WARNING
+
+
+class WorkerDied(SubtitlerError):
+    """A worker process ended during a job (answered with 500; the worker is started again)."""
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory in MiB (``getrusage``: KiB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024, 1)
+
+
+def _serve_jobs(conn: Connection, settings: WorkerSettings, cancel: Any) -> None:
+    """A worker's life: load, say ``("ready", info)`` (or ``("error", ...)``), then answer jobs until ``None``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s worker: %(message)s")
+    logging.getLogger("whisper_subtitler").setLevel(settings.log_level)
+    from whisper_subtitler.api import Subtitler
+
+    try:
+        sub = Subtitler(
+            decoding=settings.decoding,
+            speakers=settings.speakers,
+            device=settings.device,
+            check_speakers=settings.check_speakers,
+        )
+        models = sub.pipeline.models
+        if sub.diarizing and not models.exclusive:  # else loaded per job, after Whisper has left the device
+            with models.diarizer():
+                pass
+        info = {"model": models.model_name, "device": sub.selection.device, "diarize": sub.diarizing}
+    except SubtitlerError as e:
+        conn.send(("error", type(e).__name__, e.message, e.hint))
+        return
+    conn.send(("ready", info, peak_rss_mb()))
+    while True:
+        try:
+            request = conn.recv()
+        except EOFError:  # the parent is gone
+            return
+        if request is None:
+            return
+        progress = check_cancel(cancel)
+        try:
+            if request[0] == "asr":
+                _, path, name, changes, output = request
+                result = sub.replace(**changes).run(Path(path), progress=progress)
+                named = dataclasses.replace(result.transcript, source=name)
+                value: Any = dataclasses.replace(result, transcript=named).to_bytes(output)
+            else:
+                _, path = request
+                value = sub.detect_language(Path(path))
+            reply: tuple = ("ok", value)
+        except Cancelled:
+            reply = ("cancelled",)
+        except SubtitlerError as e:
+            reply = ("error", type(e).__name__, e.message, e.hint)
+        except Exception as e:  # a bug: the job fails, the worker goes on
+            log.exception("job failed")
+            reply = ("bug", f"{type(e).__name__}: {e}")
+        conn.send((*reply, peak_rss_mb()))
+
+
+class Worker:
+    """The parent's handle on one worker process (``start``, then ``call`` from one thread at a time)."""
+
+    def __init__(self, settings: WorkerSettings) -> None:
+        self.settings = settings
+        self.info: dict[str, Any] = {}
+        self.peak_rss_mb = 0.0
+        self._context = multiprocessing.get_context("spawn")  # no fork of a process with threads and torch
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Start the process (it loads its models); ``ready`` waits for it."""
+        self._cancel = self._context.Event()
+        self._conn, child = self._context.Pipe()
+        self._process = self._context.Process(
+            target=_serve_jobs, args=(child, self.settings, self._cancel), name="whisper-subtitler-worker"
+        )
+        self._process.start()
+        child.close()
+
+    def ready(self) -> dict[str, Any]:
+        """Wait until the worker has loaded its models; returns ``info`` (model, device, diarize). Raises the
+        worker's ``SubtitlerError`` (a bad model, a missing requirement) or ``WorkerDied``."""
+        try:
+            reply = self._conn.recv()
+        except EOFError:
+            raise WorkerDied(f"a worker ended while loading its models (exit code {self._process.exitcode})") from None
+        if reply[0] == "error":
+            raise _error(*reply[1:])
+        self.info, self.peak_rss_mb = reply[1], reply[2]
+        return self.info
+
+    def call(self, request: tuple, cancel: threading.Event) -> Any:
+        """Run ``request`` on the worker and return its value; ``cancel`` set stops it. Raises ``Cancelled``, the
+        job's ``SubtitlerError``, ``WorkerDied`` (the worker is started again first)."""
+        with self._lock:
+            self._cancel.clear()
+            self._conn.send(request)
+            while not self._conn.poll(POLL_S):
+                if cancel.is_set():
+                    self._cancel.set()
+                if not self._process.is_alive():
+                    code = self._process.exitcode
+                    self._restart()
+                    raise WorkerDied(f"the worker ended during the job (exit code {code}); it was started again")
+            reply = self._conn.recv()
+        self.peak_rss_mb = max(self.peak_rss_mb, reply[-1])
+        kind = reply[0]
+        if kind == "ok":
+            return reply[1]
+        if kind == "cancelled":
+            raise Cancelled
+        if kind == "error":
+            raise _error(*reply[1:4])
+        raise RuntimeError(reply[1])
+
+    def _restart(self) -> None:
+        self.stop()
+        self.settings = dataclasses.replace(self.settings, check_speakers=False)
+        self.start()
+        self.ready()
+
+    def stop(self) -> None:
+        """Ask the worker to exit; kill it when it does not within ``STOP_S``."""
+        if not hasattr(self, "_process"):
+            return
+        with contextlib.suppress(OSError, ValueError):  # the pipe is already closed: the worker has ended
+            self._conn.send(None)
+        self._process.join(STOP_S)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join()
+        self._conn.close()
+
+
+def _error(name: str, message: str, hint: str | None) -> SubtitlerError:
+    """The worker's exception again, by its class name in ``errors``."""
+    cls = getattr(errors, name, SubtitlerError)
+    return cls(message, hint) if isinstance(cls, type) and issubclass(cls, SubtitlerError) else SubtitlerError(message)
+
+
+def start_workers(count: int, settings: WorkerSettings) -> list[Worker]:
+    """``count`` workers, loading their models side by side; returns when all are ready. Diarization left to its
+    default (``speakers.diarize`` ``None``) is checked by the first alone, and the others follow its answer. Raises
+    what loading raises (after stopping the workers)."""
+    workers = [Worker(settings)]
+    try:
+        if settings.speakers.diarize is None:
+            workers[0].start()
+            diarize = workers[0].ready()["diarize"]
+            settings = dataclasses.replace(settings, speakers=dataclasses.replace(settings.speakers, diarize=diarize))
+        settings = dataclasses.replace(settings, check_speakers=False)
+        workers += [Worker(settings) for _ in range(count - 1)]
+        for worker in workers:
+            if not worker.info:
+                worker.start()
+        for worker in workers:
+            if not worker.info:
+                worker.ready()
+    except BaseException:
+        for worker in workers:
+            worker.stop()
+        raise
+    return workers
