@@ -136,15 +136,15 @@ def test_existing_outputs_are_untouched_without_overwrite(tmp_path, cli):
     mine = tmp_path / "talk.srt"
     mine.write_text("1\n00:00:00,000 --> 00:00:01,000\nMy own careful subtitles\n", encoding="utf-8")
     before = hashlib.sha256(mine.read_bytes()).hexdigest()
-    result = cli("transcribe", str(clip), "--model", "tiny.en")
+    result = cli("transcribe", str(clip), "--model", "tiny.en", "--no-diarize")
     assert result.returncode == 0, result.stderr
     assert hashlib.sha256(mine.read_bytes()).hexdigest() == before
     assert (tmp_path / "talk.vtt").is_file()  # the missing output is still written
     assert "kept existing" in result.stderr
-    again = cli("transcribe", str(clip), "--model", "tiny.en", "--json")
+    again = cli("transcribe", str(clip), "--model", "tiny.en", "--no-diarize", "--json")
     assert again.returncode == 0 and json.loads(again.stdout)["files"][0]["status"] == "skipped"
     assert hashlib.sha256(mine.read_bytes()).hexdigest() == before
-    replaced = cli("transcribe", str(clip), "--model", "tiny.en", "--overwrite")
+    replaced = cli("transcribe", str(clip), "--model", "tiny.en", "--no-diarize", "--overwrite")
     assert replaced.returncode == 0
     assert "My own careful" not in mine.read_text(encoding="utf-8")
     assert oct(mine.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
@@ -175,6 +175,7 @@ def test_sigint_leaves_finished_files_and_nothing_partial(tmp_path):
             "--output-dir",
             str(out),
             "--no-batch",
+            "--no-diarize",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
