@@ -54,7 +54,17 @@ class WorkerDied(SubtitlerError):
 
 
 def peak_rss_mb() -> float:
-    """This process's peak resident memory in MiB (``getrusage``: KiB on Linux, bytes on macOS)."""
+    """This process's peak resident memory in MiB: ``VmHWM`` of ``/proc/self/status`` on Linux (kB), else
+    ``getrusage`` (bytes on macOS). Not ``getrusage`` on Linux: its ``ru_maxrss`` survives ``execve`` (the kernel
+    keeps the old memory's high-water mark), so a server started by a large process (a test runner at 5 GB)
+    would report its parent's peak as its own."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return round(peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024, 1)
 
