@@ -12,9 +12,9 @@ absent, or a list of languages, with a multilingual model).
       -> chunks cut where the language changes (code_switching.split_by_language)
 
 On a file in one language, the cost is one decoder step per window, the regions the screen sends on and a few
-checks; the encoder output of the windows is reused for decoding. Against ``--language en``, on 10 minutes of real
-English speech the whole run took 1.11x as long, and 1.19x on the espeak-ng benchmark clip, whose synthetic voices
-the screen misjudges more often (docs/multilingual.md).
+checks; the encoder output of the windows is reused for decoding. Against ``--language en``, the whole run took
+1.21x as long on the espeak-ng benchmark clip and 1.33x on 10 minutes of real telephone speech, whose short words
+the screen hears in other languages more often (docs/multilingual.md, "The cost").
 """
 
 from __future__ import annotations
