@@ -95,6 +95,7 @@ def _is_prefix(samples: np.ndarray, whole: np.ndarray) -> bool:
     return (
         samples.ndim == whole.ndim == 1
         and len(samples) <= len(whole)
+        and samples.strides == whole.strides  # not every other sample of it
         and samples.__array_interface__["data"][0] == whole.__array_interface__["data"][0]
     )
 

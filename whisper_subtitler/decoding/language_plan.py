@@ -211,15 +211,14 @@ def _most_likely(
     from whisper_subtitler.decoding.chunking import token_budget
 
     tail = np.zeros(round(CHECK_TAIL_S * 16_000), dtype=np.float32)
-    longest = ALONE_MAX_S
     pieces = [
         np.concatenate(
-            [chunk_samples(Chunk(0, r.start, min(r.end, r.start + longest), ((r.start, r.end),)), source), tail]
+            [chunk_samples(Chunk(0, r.start, min(r.end, r.start + ALONE_MAX_S), ((r.start, r.end),)), source), tail]
         )
         for r in regions
     ]
     features = language_id.encode_regions(model, pieces)
-    budgets = [token_budget(min(r.duration, longest)) for r in regions]
+    budgets = [token_budget(min(r.duration, ALONE_MAX_S)) for r in regions]
     scores: list[dict[str, tuple[bool, float]]] = [{} for _ in regions]
     for position in (0, 1):
         for language in dict.fromkeys(c[position] for c in candidates):
