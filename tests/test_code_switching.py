@@ -13,6 +13,7 @@ from whisper_subtitler.decoding.code_switching import (
     screened,
     smooth_languages,
     split_by_language,
+    to_check,
 )
 
 
@@ -72,6 +73,21 @@ def test_the_screen_sends_only_regions_heard_in_another_language_to_be_examined_
     unsure, weak = {"pt": 0.7, "es": 0.3}, {"pt": 0.3, "la": 0.25, "es": 0.25, "it": 0.2}
     assert screened(unsure, [agree, italian, weak]) == [agree, None, None]  # an unsure one lends them nothing
     assert screened({"en": 0.4, "es": 0.6}, []) == [{"en": 0.4, "es": 0.6}]  # one region: the window's is its own
+
+
+def test_only_overruled_fairly_sure_regions_are_checked_and_a_short_one_only_in_a_language_heard_elsewhere():
+    regions = [
+        region(0, 5, en=0.95),
+        region(5.5, 6.2, ko=0.52, en=0.3),  # a 0.7-s "Hello?" heard as Korean, in a file with no other Korean
+        region(7, 12, en=0.95),
+        region(13, 13.8, es=0.6, en=0.3),  # 0.8 s heard as Spanish: Spanish is spoken at length below
+        region(14, 15.5, es=0.55, fr=0.45),  # 1.5 s: checked whatever else the file holds
+        region(16, 16.5, es=0.4, en=0.35),  # unsure of its own language: takes the smoothed one
+        region(17, 22, es=0.95),
+    ]
+    languages = ["en", "en", "en", "en", "en", "en", "es"]
+    assert to_check(regions, languages, 0.5) == [3, 4]
+    assert to_check(regions, [r.best for r in regions], 0.5) == []  # nothing overruled, nothing checked
 
 
 def test_regions_in_cuts_the_speech_to_the_chunk():

@@ -71,7 +71,9 @@ class BudgetedDecodingTask(DecodingTask):
     sampling decoding only (``beam_size`` and ``best_of`` are refused with ``ValueError``: ``beams.BeamSearchTask``
     searches beams, and ``decode.decode_features`` gives each ``best_of`` candidate a row of its own). ``compiled``:
     each step's decoder call goes through ``torch.compile`` (``compiled.CompiledInference``). ``seeds``: one sampling
-    seed per audio row (``SeededSampler``; default: ``sampling_seed(0, row, temperature)``).
+    seed per audio row (``SeededSampler``; default: ``sampling_seed(0, row, temperature)``). ``cross``: the audio
+    rows' cross-attention keys and values when already computed (``language_id.cross_keys_values``; not with
+    ``compiled``), so that the first step projects none.
     """
 
     def __init__(
@@ -82,6 +84,7 @@ class BudgetedDecodingTask(DecodingTask):
         *,
         compiled: bool = False,
         seeds: Sequence[int] | None = None,
+        cross: Sequence[tuple] | None = None,
     ) -> None:
         if options.beam_size is not None or (options.best_of or 1) > 1:
             raise ValueError("batched decoding supports greedy and sampling decoding only (no beam_size, best_of)")
@@ -98,6 +101,7 @@ class BudgetedDecodingTask(DecodingTask):
         self.decoder = SeededSampler(options.temperature, self.tokenizer.eot, seeds)
         self.truncated: set[int] = set()
         self.token_probs = torch.zeros(0)
+        self.cross = None if compiled else cross
 
     def _get_audio_features(self, mel: torch.Tensor) -> torch.Tensor:
         """The encoder output, given as it is: in the model's dtype, bfloat16 included (openai-whisper's own check
@@ -116,6 +120,11 @@ class BudgetedDecodingTask(DecodingTask):
         done_tokens: list[list[int] | None] = [None] * n_batch
         done_logprobs = [0.0] * n_batch
         self.token_probs = torch.zeros(n_batch, self.sample_len, device=device)
+        if self.cross is not None and not self.inference.kv_cache:
+            from whisper_subtitler.decoding.kernels import fill_cross_cache
+
+            self.inference.kv_cache, self.inference.hooks = self.model.install_kv_cache_hooks()
+            fill_cross_cache(self.model, self.inference.kv_cache, self.cross)
         try:
             for step in range(self.sample_len):
                 logits = self.inference.logits(tokens, audio_features)

@@ -116,6 +116,23 @@ def smooth_languages(
     return path[::-1]
 
 
+def to_check(regions: Sequence[RegionLanguage], languages: Sequence[str], check_p: float) -> list[int]:
+    """The indices of the ``regions`` whose smoothed ``languages`` overruled their own detection, and whose own
+    detection is at least ``check_p`` sure of its best language: the regions to decode in both languages
+    (``language_plan``). A region shorter than ``FULL_WEIGHT_S`` is left out when its own best language is nowhere the
+    smoothed language of a region at least ``FULL_WEIGHT_S`` long: Whisper's detection and scores say least on a
+    word or two, and a language heard nowhere else is more likely a misheard "Hello?" (real telephone speech
+    detected as Korean, Japanese or Chinese) than one word in a language the file never speaks at length."""
+    heard = {language for r, language in zip(regions, languages) if r.duration >= FULL_WEIGHT_S}
+    return [
+        k
+        for k, (r, language) in enumerate(zip(regions, languages))
+        if r.best != language
+        and r.probabilities[r.best] >= check_p
+        and (r.duration >= FULL_WEIGHT_S or r.best in heard)
+    ]
+
+
 def regions_in(chunk: Chunk, speech: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
     """The speech regions (seconds, sorted, disjoint) that lie in ``chunk``, cut to its bounds: the units of language
     detection, finer than ``chunk.regions``, which are joined across pauses shorter than ``chunking.MERGE_GAP_S``."""

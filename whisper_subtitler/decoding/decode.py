@@ -31,6 +31,7 @@ def decode_features(
     beam_size: int | None = None,
     patience: float | None = None,
     best_of: int | None = None,
+    cross: Sequence[tuple] | None = None,
 ) -> list[Decoded]:
     """Decode a batch of encoded chunks: ``features`` of shape ``(B, n_audio_ctx, n_audio_state)`` (the encoder
     output, in the model's dtype), ``budgets`` the token budget per row; ``compiled``: see ``BudgetedDecodingTask``;
@@ -39,7 +40,9 @@ def decode_features(
     empty for no suppression at all). ``beam_size`` (used at temperature 0 only, as ``whisper.transcribe`` does):
     beam search with ``patience``, all rows' beams in one decoder call (``beams.BeamSearchTask``). ``best_of`` (used
     above temperature 0 only): that many candidates sampled per row side by side in the batch, each with its own seed,
-    the most probable kept (``most_probable``). Returns one ``Decoded`` per row, in order.
+    the most probable kept (``most_probable``). ``cross``: the rows' cross-attention keys and values when already
+    computed (``language_id.cross_keys_values``), used by greedy and sampled decoding of one candidate per row.
+    Returns one ``Decoded`` per row, in order.
     """
     options = DecodingOptions(
         task=task,
@@ -58,7 +61,9 @@ def decode_features(
         features = features.repeat_interleave(n, dim=0)
         budgets = [b for b in budgets for _ in range(n)]
         seeds = [candidate_seed(s, k) for s in seeds for k in range(n)] if seeds is not None else None
-    decoding = BudgetedDecodingTask(model, options, budgets, compiled=compiled, seeds=seeds)
+    decoding = BudgetedDecodingTask(
+        model, options, budgets, compiled=compiled, seeds=seeds, cross=cross if n == 1 else None
+    )
     results = decoding.run(features)
     probs = decoding.token_probs.cpu()
     decoded = [

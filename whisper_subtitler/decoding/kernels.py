@@ -152,6 +152,23 @@ def _cross_attention_forward(self, x, xa=None, mask=None, kv_cache=None):
     return self.out(out), qk
 
 
+def fill_cross_cache(model, cache: dict, keys_values) -> None:
+    """Put cross-attention keys and values computed beforehand (``language_id.cross_keys_values``: one ``(keys,
+    values)`` pair per decoder block, each ``(rows, n_audio_ctx, n_audio_state)``) into ``cache``, the dict of
+    ``Whisper.install_kv_cache_hooks``, in the layout the model's cross-attention reads: contiguous heads with
+    ``install_cross_attention``, openai-whisper's projections as they are without. The first decoder step then
+    projects nothing. Each block's self-attention gets an empty entry first, ``(rows, 0, n_text_state)``, which its
+    hook extends as usual: the decoder reads its position offset from the first entry of ``cache``."""
+    ours = uses_cross_attention(model)
+    for block, (keys, values) in zip(model.decoder.blocks, keys_values):
+        empty = keys.new_empty((keys.shape[0], 0, block.attn.key.out_features))
+        cache[block.attn.key], cache[block.attn.value] = empty, empty
+        attention = block.cross_attn
+        if ours:
+            keys, values = _heads(attention, keys).contiguous(), _heads(attention, values).contiguous()
+        cache[attention.key], cache[attention.value] = keys, values
+
+
 def attention_kernel(name: str | None) -> contextlib.AbstractContextManager:
     """A context in which SDPA uses only the kernel ``name`` (a ``torch.nn.attention.SDPBackend`` member name,
     e.g. ``"FLASH_ATTENTION"``); ``None``: PyTorch's own choice. Inside it, a call the kernel cannot serve raises

@@ -73,8 +73,22 @@ def window_language(model, samples: np.ndarray) -> tuple[str, float]:
     return code, float(probabilities[code])
 
 
+def cross_keys_values(model, features) -> list[tuple]:
+    """The decoder's cross-attention keys and values of encoded windows ``features`` ``(..., n_frames,
+    n_audio_state)``: one ``(keys, values)`` pair per decoder block, each of ``features``' shape (the ``key`` and
+    ``value`` projections of ``whisper.model.MultiHeadAttention``). They depend on the audio only, so the language
+    screen's are the ones decoding the same window computes (``budgeted.BudgetedDecodingTask``'s ``cross``). Call
+    under ``torch.no_grad``."""
+    xa = features.to(model.decoder.token_embedding.weight.dtype)
+    return [(block.cross_attn.key(xa), block.cross_attn.value(xa)) for block in model.decoder.blocks]
+
+
 def sliced_probabilities(
-    model, features, spans: Sequence[tuple[float, float]], allowed: Sequence[str] | None = None
+    model,
+    features,
+    spans: Sequence[tuple[float, float]],
+    allowed: Sequence[str] | None = None,
+    keys_values: Sequence[tuple] | None = None,
 ) -> list[dict[str, float]]:
     """Detection per region of one encoded window ``features`` ``(n_audio_ctx, n_audio_state)``, the cross-attention
     limited to each region's frames (``spans``: ``(start, end)`` seconds from the window's start, ``MARGIN_FRAMES``
@@ -82,7 +96,8 @@ def sliced_probabilities(
 
     All spans go through the decoder's first step together, as rows of one batch whose cross-attention is masked to
     the span's frames (the same softmax as attending to the slice alone), so the window's keys and values are
-    projected once, not once per region. Call under ``torch.no_grad``."""
+    projected once, not once per region; ``keys_values``: the window's ``cross_keys_values``, when already computed.
+    Call under ``torch.no_grad``."""
     import torch
     from whisper.tokenizer import get_tokenizer
 
@@ -99,16 +114,17 @@ def sliced_probabilities(
         masks.append((frames >= a) & (frames < b))
     hidden = ~torch.stack(masks)[:, None, :]  # (rows, 1 (every head), n_frames): frames outside the span
     decoder = model.decoder
-    xa = features.to(decoder.token_embedding.weight.dtype)
+    if keys_values is None:
+        keys_values = cross_keys_values(model, features)
     x = decoder.token_embedding.weight[sot] + decoder.positional_embedding[0]
     x = x.expand(len(spans), 1, -1)
-    for block in decoder.blocks:
+    for block, (keys, values) in zip(decoder.blocks, keys_values):
         x = x + block.attn(block.attn_ln(x))[0]  # one token: self-attention needs no mask
         cross = block.cross_attn
         heads = cross.n_head
         q = cross.query(block.cross_attn_ln(x))[:, 0].view(len(spans), heads, -1)  # (rows, heads, head_dim)
-        k = cross.key(xa).view(n_frames, heads, -1).transpose(0, 1)  # (heads, n_frames, head_dim), once per window
-        v = cross.value(xa).view(n_frames, heads, -1).transpose(0, 1)
+        k = keys.view(n_frames, heads, -1).transpose(0, 1)  # (heads, n_frames, head_dim), once per window
+        v = values.view(n_frames, heads, -1).transpose(0, 1)
         scores = torch.einsum("rhd,hnd->rhn", q, k) * q.shape[-1] ** -0.5
         weights = scores.masked_fill(hidden, float("-inf")).softmax(dim=-1)
         attended = torch.einsum("rhn,hnd->rhd", weights, v).reshape(len(spans), 1, -1)

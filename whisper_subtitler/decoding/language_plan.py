@@ -8,11 +8,13 @@ absent, or a list of languages, with a multilingual model).
          alone and detected alone
       -> the languages smoothed over the file (code_switching.smooth_languages)
       -> regions whose own, fairly sure detection the smoothing overruled: decoded alone in both languages, the one
-         Whisper decodes with the higher mean log-probability kept
+         Whisper decodes with the higher mean log-probability kept (not a region under a second whose language is
+         heard nowhere else in the file: code_switching.to_check)
       -> chunks cut where the language changes (code_switching.split_by_language)
 
 On a file in one language, the cost is one decoder step per window, the regions the screen sends on and a few
-checks; the encoder output of the windows is reused for decoding. Against ``--language en``, the whole run took
+checks; the encoder output of the windows and the cross-attention keys and values the screen projects (up to
+``CROSS_CACHE_BYTES``) are reused for decoding. Against ``--language en``, the whole run took
 1.21x as long on the espeak-ng benchmark clip and 1.33x on 10 minutes of real telephone speech, whose short words
 the screen hears in other languages more often (docs/multilingual.md, "The cost").
 """
@@ -31,6 +33,7 @@ from whisper_subtitler.decoding.code_switching import (
     screened,
     smooth_languages,
     split_by_language,
+    to_check,
 )
 from whisper_subtitler.decoding.features import SampleSource, chunk_samples
 
@@ -39,6 +42,8 @@ log = logging.getLogger(__name__)
 LANGUAGE_VAD_SILENCE_MS = 200  # ms: pauses this long separate the units of language detection (the VAD's own: 500)
 LANGUAGE_VAD_PAD_MS = 100  # ms of padding around each unit (the VAD's own: 200)
 FEATURE_CACHE_BYTES = 512 * 2**20  # encoder output kept between detection and decoding; the rest is encoded again
+CROSS_CACHE_BYTES = {"cpu": 2**30}  # cross-attention keys and values kept for decoding, by device type
+CROSS_CACHE_BYTES_ELSE = 256 * 2**20  # on accelerators, where the memory is the batch's
 ALONE_BATCH = 8  # regions encoded alone per encoder call
 ALONE_MAX_S = 10.0  # seconds: a region encoded alone (detected, checked) is heard up to this far from its start
 CHECK_P = 0.5  # a region the smoothing overruled is decoded in both languages when its own detection is this sure
@@ -59,24 +64,29 @@ def language_units(samples) -> tuple[tuple[float, float], ...]:
 @dataclass
 class LanguagePlan:
     """The chunks to decode, each with its language (``items``, time order), the encoder output of the chunks that
-    stayed whole (``features``: chunk index -> ``(n_audio_ctx, n_audio_state)`` tensor) and the file's
-    ``regions`` with their smoothed ``languages`` (for the log and the main language)."""
+    stayed whole (``features``: chunk index -> ``(n_audio_ctx, n_audio_state)`` tensor) and the decoder's
+    cross-attention keys and values of some of them (``cross``: chunk index -> ``language_id.cross_keys_values`` of
+    that window), and the file's ``regions`` with their smoothed ``languages`` (for the log and the main
+    language)."""
 
     items: list[tuple[Chunk, str]]
     features: dict[int, Any] = field(default_factory=dict)
     regions: list[RegionLanguage] = field(default_factory=list)
     languages: list[str] = field(default_factory=list)
+    cross: dict[int, list[tuple]] = field(default_factory=dict)
 
 
 @dataclass
 class Detections:
     """Each speech region's language probabilities (``regions``, time order), the regions of each chunk
-    (``per_chunk``: chunk index -> regions in seconds) and the encoder output kept for decoding (``features``)."""
+    (``per_chunk``: chunk index -> regions in seconds) and the encoder output and cross-attention keys and values kept
+    for decoding (``features``, ``cross``; see ``LanguagePlan``)."""
 
     regions: list[RegionLanguage]
     per_chunk: dict[int, list[tuple[float, float]]]
     features: dict[int, Any]
     encoded_alone: int = 0
+    cross: dict[int, list[tuple]] = field(default_factory=dict)
 
 
 def detect_regions(
@@ -101,17 +111,25 @@ def detect_regions(
     probabilities: dict[tuple[float, float], dict[str, float]] = {}
     alone: list[tuple[float, float]] = []
     features: dict[int, Any] = {}
-    kept_bytes = 0
+    cross: dict[int, list[tuple]] = {}
+    kept_bytes = cross_bytes = 0
     for i in range(0, len(ordered), batch_size):
         group = list(ordered[i : i + batch_size])
         encoded = encode(group)
+        keys_values = language_id.cross_keys_values(model, encoded)
+        size = sum(t.numel() * t.element_size() for pair in keys_values for t in pair)
+        keep_cross = cross_bytes + size <= CROSS_CACHE_BYTES.get(encoded.device.type, CROSS_CACHE_BYTES_ELSE)
+        cross_bytes += size if keep_cross else 0
         for row, chunk in enumerate(group):
+            row_keys_values = [(k[row], v[row]) for k, v in keys_values]
+            if keep_cross:
+                cross[chunk.index] = row_keys_values
             regions = regions_in(chunk, speech)
             per_chunk[chunk.index] = regions
             spans = [(a - chunk.start, b - chunk.start) for a, b in regions] if len(regions) > 1 else []
             # the whole window as the first span: Whisper's own detection, in the same decoder pass
             window, *sliced = language_id.sliced_probabilities(
-                model, encoded[row], [WHOLE_WINDOW, *spans], allowed_list
+                model, encoded[row], [WHOLE_WINDOW, *spans], allowed_list, row_keys_values
             )
             for region, screen in zip(regions, screened(window, sliced)):
                 if screen is None:
@@ -124,7 +142,7 @@ def detect_regions(
                 kept_bytes += size
     probabilities.update(_detect_alone(model, alone, source, allowed_list))
     regions_found = [RegionLanguage(a, b, probabilities[(a, b)]) for k in sorted(per_chunk) for a, b in per_chunk[k]]
-    return Detections(regions_found, per_chunk, features, len(alone))
+    return Detections(regions_found, per_chunk, features, len(alone), cross)
 
 
 def plan_languages(
@@ -143,11 +161,7 @@ def plan_languages(
     ``torch.no_grad``."""
     found = detect_regions(model, chunks, speech, source, encode=encode, batch_size=batch_size, allowed=allowed)
     languages = smooth_languages(found.regions)
-    overruled = [
-        k
-        for k, (r, language) in enumerate(zip(found.regions, languages))
-        if r.best != language and r.probabilities[r.best] >= CHECK_P
-    ]
+    overruled = to_check(found.regions, languages, CHECK_P)
     for start in range(0, len(overruled), batch_size):
         rows = overruled[start : start + batch_size]
         candidates = [(languages[k], found.regions[k].best) for k in rows]
@@ -170,6 +184,7 @@ def plan_languages(
         parts = split_by_language(chunk, regions_here, [by_region[r] for r in regions_here])
         if len(parts) > 1:
             features.pop(chunk.index, None)
+            found.cross.pop(chunk.index, None)
         items.extend(parts)
     log.info(
         "language per speech region: %d regions (%d encoded alone, %d checked by decoding), %s; %d chunks -> %d",
@@ -180,7 +195,7 @@ def plan_languages(
         len(chunks),
         len(items),
     )
-    return LanguagePlan(items, features, found.regions, languages)
+    return LanguagePlan(items, features, found.regions, languages, found.cross)
 
 
 def _seconds_by_language(regions: Sequence[RegionLanguage], languages: Sequence[str]) -> dict[str, float]:

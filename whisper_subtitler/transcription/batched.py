@@ -58,6 +58,34 @@ def thresholds_of(options: TranscribeOptions) -> Thresholds:
     return Thresholds(options.compression_ratio_threshold, options.logprob_threshold, options.no_speech_threshold)
 
 
+def _cross_rows(model, features, cross: Sequence[list[tuple] | None] | None) -> list[tuple] | None:
+    """The cross-attention keys and values of a decoding batch (``language_id.cross_keys_values`` of ``features``
+    ``(B, n_audio_ctx, n_audio_state)``): the rows of ``cross`` that have them as they are, the others projected
+    here; ``None`` when no row has them (decoding projects them all itself)."""
+    import torch
+
+    from whisper_subtitler.decoding.language_id import cross_keys_values
+
+    if not cross or all(row is None for row in cross):
+        return None
+    missing = [i for i, row in enumerate(cross) if row is None]
+    projected = cross_keys_values(model, features[missing]) if missing else []
+    where = {i: j for j, i in enumerate(missing)}
+    out = []
+    for block in range(len(model.decoder.blocks)):
+        keys = [projected[block][0][where[i]] if row is None else row[block][0] for i, row in enumerate(cross)]
+        values = [projected[block][1][where[i]] if row is None else row[block][1] for i, row in enumerate(cross)]
+        out.append((torch.stack(keys), torch.stack(values)))
+    return out
+
+
+def _pending(keys_values: list[tuple] | None, rows: list[int] | None) -> list[tuple] | None:
+    """``keys_values`` (``_cross_rows``) kept to ``rows`` (all when ``None``)."""
+    if keys_values is None or rows is None:
+        return keys_values
+    return [(k[rows], v[rows]) for k, v in keys_values]
+
+
 class ChunkTranscriber:
     """Decodes chunks with one Whisper model in batches of ``batch_size``; keeps the language once known.
 
@@ -182,9 +210,10 @@ class ChunkTranscriber:
         if self.language is None and not self.model.is_multilingual:
             self.language = "en"
         cached: dict[int, Any] = {}
+        cached_cross: dict[int, list[tuple]] = {}
         if self.language is None:
             plan = self._plan(chunks, source, speech or [r for c in chunks for r in c.regions])
-            items, cached = plan.items, plan.features
+            items, cached, cached_cross = plan.items, plan.features, plan.cross
         else:
             items = [(c, self.language) for c in chunks]
         order = {id(c): k for k, (c, _) in enumerate(items)}
@@ -196,9 +225,11 @@ class ChunkTranscriber:
             out: dict[int, tuple[Segment, ...]] = {}
             for language in dict.fromkeys(language for _, language in group):
                 rows = [c for c, lang in group if lang == language]
-                found = [cached.pop(c.index) for c in rows if c.index in cached]
-                features = found if len(found) == len(rows) else None
-                for c, segments in zip(rows, self._decode_group_or_eager(rows, source, language, features)):
+                found = [cached.pop(c.index, None) for c in rows]
+                features = found if any(f is not None for f in found) else None
+                cross = [cached_cross.pop(c.index, None) for c in rows]
+                decoded = self._decode_group_or_eager(rows, source, language, features, cross)
+                for c, segments in zip(rows, decoded):
                     out[id(c)] = segments
             done += sum(c.duration for c, _ in group)
             if progress is not None:
@@ -231,11 +262,25 @@ class ChunkTranscriber:
                 fp16=self.fp16,
             )
 
+    def _features(self, samples: Sequence[np.ndarray], cached: Sequence[Any | None] | None):
+        """The encoder output ``(len(samples), n_audio_ctx, n_audio_state)`` of one decoding batch: the ``cached``
+        rows as they are, the others encoded (in one encoder call)."""
+        import torch
+
+        if cached is None:
+            return self._encode(samples)
+        rows: list[Any] = list(cached)
+        missing = [i for i, row in enumerate(rows) if row is None]
+        if missing:
+            for i, row in zip(missing, self._encode([samples[i] for i in missing])):
+                rows[i] = row
+        return torch.stack(rows)
+
     def _decode_group_or_eager(
-        self, group: list[Chunk], source: SampleSource, language: str, features: Any = None
+        self, group: list[Chunk], source: SampleSource, language: str, features: Any = None, cross: Any = None
     ) -> list[tuple[Segment, ...]]:
         try:
-            return self._decode_group(group, source, language, features)
+            return self._decode_group(group, source, language, features, cross)
         except Exception as error:  # noqa: BLE001 - re-raised unless the level-2 extras can be dropped
             if is_out_of_memory(error) or not (self.compiled_decoder or self.attention):
                 raise
@@ -250,12 +295,19 @@ class ChunkTranscriber:
             cause = (str(error).strip().splitlines() or [type(error).__name__])[0]
             log.warning("decoding with %s failed (%s); decoding without from here on", " and ".join(extras), cause)
             self.compiled_decoder, self.attention = False, None
-            return self._decode_group(group, source, language, features)
+            return self._decode_group(group, source, language, features, cross)
 
     def _decode_group(
-        self, group: list[Chunk], source: SampleSource, language: str, cached: Sequence[Any] | None = None
+        self,
+        group: list[Chunk],
+        source: SampleSource,
+        language: str,
+        cached: Sequence[Any | None] | None = None,
+        cross: Sequence[list[tuple] | None] | None = None,
     ) -> list[tuple[Segment, ...]]:
-        """Decode ``group`` in ``language``; ``cached``: the chunks' encoder output when already computed."""
+        """Decode ``group`` in ``language``; ``cached``: each chunk's encoder output when already computed (``None``
+        for a chunk to encode: only those are encoded); ``cross``: each chunk's cross-attention keys and values when
+        already computed (``language_plan.LanguagePlan.cross``; the others are projected as decoding does)."""
         import torch
 
         from whisper_subtitler.decoding import budgeted, decode
@@ -264,14 +316,16 @@ class ChunkTranscriber:
 
         with torch.no_grad(), attention_kernel(self.attention):
             samples = [chunk_samples(c, source) for c in group]
-            features = torch.stack(list(cached)) if cached is not None else self._encode(samples)
+            features = self._features(samples, cached)
+            keys_values = _cross_rows(self.model, features, cross)
             budgets = [token_budget(c.speech) for c in group]
             attempts: list[list[Decoded]] = [[] for _ in group]
             pending = list(range(len(group)))
             first_samples = [round((self.offset + c.start) * SAMPLE_RATE) for c in group]
             suppressed = self.options.suppressed()
             for temperature in self.options.temperatures:
-                rows = features if len(pending) == len(group) else features[pending]
+                whole = len(pending) == len(group)
+                rows = features if whole else features[pending]
                 decoded = decode.decode_features(
                     self.model,
                     rows,
@@ -287,6 +341,7 @@ class ChunkTranscriber:
                     beam_size=self.options.beam_size,
                     patience=self.options.patience,
                     best_of=self.options.best_of,
+                    cross=_pending(keys_values, None if whole else pending),
                 )
                 if temperature > 0:
                     self.sampled += len(pending)
