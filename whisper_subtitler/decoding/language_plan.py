@@ -15,7 +15,7 @@ absent, or a list of languages, with a multilingual model).
 On a file in one language, the cost is one decoder step per window, the regions the screen sends on and a few
 checks; the encoder output of the windows and the cross-attention keys and values the screen projects (up to
 ``CROSS_CACHE_BYTES``) are reused for decoding. Against ``--language en``, the whole run took
-1.21x as long on the espeak-ng benchmark clip and 1.33x on 10 minutes of real telephone speech, whose short words
+1.13x as long on the espeak-ng benchmark clip and 1.15x on 10 minutes of real telephone speech, whose short words
 the screen hears in other languages more often (docs/multilingual.md, "The cost").
 """
 
