@@ -14,6 +14,7 @@ The evaluation set is built from the language clips that ship in the PyPI wheel 
     python bench/multilingual.py --grid --long-clip /tmp/long_clip.wav   # the smoothing grid on the tuning files
     python bench/multilingual.py --cost --long-clip /tmp/long_clip.wav   # one-language file: time and words
     python bench/multilingual.py --cost --conversation /tmp/conversation.wav   # the same on real speech
+    python bench/multilingual.py --conversations /tmp/speaker-set          # English conversations: WER, languages
 
 ``--cost`` runs the CLI on an English-only file (``bench/long_clip.py``, 10 minutes) with the language
 detected per region (the default) and with ``--language en`` (one language, no detection: what a one-language file
@@ -225,6 +226,42 @@ def cost(long_clip: Path, runs: int = 3) -> dict:
     }
 
 
+def english_conversations(folder: Path, splits: tuple[str, ...]) -> dict:
+    """Real English conversations of the speaker set (``bench/conversations.py``'s WAVs in ``folder``: clean, music
+    beds, noise), transcribed as ``transcribe`` does by default and with ``--language en``: per file the word errors
+    of each (speakers ignored) and the languages of the default's segments; per split the WER of each. A file in
+    one language must come out in it, with the words of ``--language en``."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import speakers
+
+    from tests.media_conversation import read_stm
+    from whisper_subtitler.cues.guards import clean_transcript
+    from whisper_subtitler.writers.json import transcript_from_dict
+
+    manifest = json.loads((folder / "manifest.json").read_text())
+    cache = Path(tempfile.gettempdir()) / "whisper-subtitler-speakers"
+    runs = {"detected": speakers.Transcriber(cache), "en": speakers.Transcriber(cache, language="en")}
+    rows, totals = [], {(split, name): [0, 0] for split in splits for name in runs}
+    for entry in manifest:
+        if entry["split"] not in splits or entry["group"] in ("long", "sample"):
+            continue
+        reference = read_stm(folder / entry["stm"])
+        row: dict = {"name": entry["name"], "split": entry["split"]}
+        for name, transcriber in runs.items():
+            data = transcriber(folder / entry["wav"])
+            transcript = clean_transcript(transcript_from_dict(data["transcript"]))
+            words = [(None, w.start, w.end, w.text) for w in transcript.words]
+            errors = speakers.word_errors(words, reference)
+            totals[(entry["split"], name)][0] += errors["errors"]
+            totals[(entry["split"], name)][1] += errors["ref_words"]
+            row[name] = {"errors": errors["errors"], "ref_words": errors["ref_words"]}
+            row[f"{name}_languages"] = sorted({s.language or "" for s in transcript.segments})
+        print(f"{entry['name']}: {row}", file=sys.stderr)
+        rows.append(row)
+    wer = {f"{split}/{name}": round(e / max(1, n), 4) for (split, name), (e, n) in totals.items()}
+    return {"command": f"python bench/multilingual.py --conversations {folder}", "wer": wer, "files": rows}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
@@ -239,6 +276,11 @@ def main() -> None:
         help="with --cost: build a 10-minute English conversation of real speech (pyannote's sample.wav "
         "re-arranged, tests/media_conversation.py, seed 3000) at this path and measure on it instead",
     )
+    parser.add_argument(
+        "--conversations",
+        type=Path,
+        help="the folder of bench/conversations.py: WER of the default against --language en on its English files",
+    )
     parser.add_argument("extra", nargs="*", help="more options for transcribe (after --)")
     args = parser.parse_args()
     if args.conversation is not None:
@@ -252,6 +294,8 @@ def main() -> None:
     result: object
     if args.grid:
         result = grid(args.long_clip)
+    elif args.conversations is not None:
+        result = english_conversations(args.conversations, splits)
     elif args.cost:
         result = cost(args.long_clip, args.runs)
         if args.conversation is not None:

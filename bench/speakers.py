@@ -62,13 +62,15 @@ def digest(path: Path) -> str:
 class Transcriber:
     """Whisper base as ``transcribe`` runs it by default, loaded on first use; transcripts cached per WAV digest."""
 
-    def __init__(self, cache: Path) -> None:
+    def __init__(self, cache: Path, language: str | None = None) -> None:
         self.cache = cache
+        self.language = language  # forced for the whole file (``--language``); None: the default, detected
         self._pipeline = None
 
     def __call__(self, wav: Path) -> dict:
         """``{"transcript": transcript_to_dict(...), "speech": [[start, end], ...]}`` for ``wav``."""
-        target = self.cache / f"{digest(wav)}.transcript.json"
+        forced = f".{self.language}" if self.language else ""
+        target = self.cache / f"{digest(wav)}{forced}.transcript.json"
         if target.exists():
             return json.loads(target.read_text())
         from whisper_subtitler.audio import stream_audio
@@ -83,7 +85,8 @@ class Transcriber:
                 gpu_backend="cpu", optimization_level=None, no_fallback=False, env_file=None, model=None
             )
             platform.apply_optimizations(selection)
-            options = RunOptions(transcribe=TranscribeOptions(fp16=False), formats=(), diarization=None)
+            transcribe = TranscribeOptions(fp16=False, language=self.language)
+            options = RunOptions(transcribe=transcribe, formats=(), diarization=None)
             self._pipeline = Pipeline(options, selection)
         transcribed = self._pipeline.transcribe(stream_audio(wav, piece_seconds=None))
         data = {

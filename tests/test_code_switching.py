@@ -7,6 +7,9 @@ import pytest
 from whisper_subtitler.decoding.chunking import Chunk
 from whisper_subtitler.decoding.code_switching import (
     RegionLanguage,
+    heard_at_length,
+    in_its_script,
+    in_other_languages,
     main_language,
     regions_in,
     restrict,
@@ -88,6 +91,29 @@ def test_only_overruled_fairly_sure_regions_are_checked_and_a_short_one_only_in_
     languages = ["en", "en", "en", "en", "en", "en", "es"]
     assert to_check(regions, languages, 0.5) == [3, 4]
     assert to_check(regions, [r.best for r in regions], 0.5) == []  # nothing overruled, nothing checked
+
+
+def test_regions_in_another_language_than_the_main_one_are_the_ones_whose_transcript_must_hold_up():
+    # English for 12 s with a one-word "okay" heard as Thai, then a Spanish clip: main English, two to decode.
+    regions = [region(0, 5, en=1.0), region(5.5, 6.3, th=0.9), region(7, 14, en=1.0), region(15, 18, es=1.0)]
+    assert in_other_languages(regions, ["en", "th", "en", "es"]) == ("en", [1, 3])
+    # The main language is the one of the most seconds, not of the most regions.
+    three = [region(0, 1, en=1.0), region(2, 3, en=1.0), region(4, 8, es=1.0), region(9, 10, en=1.0)]
+    assert in_other_languages(three, ["en", "en", "es", "en"]) == ("es", [0, 1, 3])
+    assert in_other_languages(regions, ["en"] * 4) == ("en", [])
+    assert in_other_languages([], []) == (None, [])
+    # Thai is heard only in the 0.8-s "okay": not a language the file speaks for a second anywhere.
+    assert heard_at_length(regions, ["en", "th", "en", "es"]) == {"en", "es"}
+
+
+def test_a_transcript_in_a_language_of_another_script_must_be_written_in_it():
+    assert not in_its_script("我 Didn't know you were there", "zh")
+    assert in_its_script("我很累了,我一直在玩", "zh")
+    assert in_its_script("こんにちは世界。", "ja")
+    assert in_its_script("Привет, мир", "ru")
+    assert not in_its_script("Hello world", "ru")
+    assert in_its_script("Hola mundo", "es")  # Latin-script languages are not judged
+    assert in_its_script("1, 2, 3.", "zh")  # no letters: nothing to judge
 
 
 def test_regions_in_cuts_the_speech_to_the_chunk():

@@ -175,3 +175,23 @@ def test_ten_seconds_of_english_then_forty_of_spanish_is_spanish(tmp_path):
     assert {c["language"] for c in data["cues"]} == {"en", "es"}
     assert all(c["language"] == "en" for c in data["cues"] if c["end"] <= english_s - 0.5)
     assert all(c["language"] == "es" for c in data["cues"] if c["start"] >= english_s + 0.5)
+
+
+@pytest.mark.parametrize(
+    "arrangement",
+    [
+        {"seed": 6, "gaps": (0.1, 0.5)},  # a one-word answer was detected as Chinese, 0.75 sure
+        {"seed": 1, "gaps": (0.2, 0.8), "music_snr_db": 10.0, "noise_snr_db": 25.0, "lead": 6.0, "tail": 6.0},  # Korean
+    ],
+    ids=["telephone", "over-music"],
+)
+def test_a_real_english_conversation_stays_english(tmp_path, arrangement):
+    # Real telephone speech (pyannote's sample re-arranged, bench/conversations.py's tuning files t-clean-s6-quick
+    # and t-music10-s1): short answers that Whisper heard as another language were decoded in it, and lost words.
+    from tests.media_conversation import rearranged_conversation
+
+    made = rearranged_conversation(tmp_path / "conversation.wav", **arrangement)
+    data = transcribe(made.wav, tmp_path)
+    assert data["language"] == "en"
+    assert {s["language"] for s in data["segments"]} == {"en"}
+    assert "<lang" not in (tmp_path / "conversation.vtt").read_text(encoding="utf-8")

@@ -123,7 +123,7 @@ def to_check(regions: Sequence[RegionLanguage], languages: Sequence[str], check_
     smoothed language of a region at least ``FULL_WEIGHT_S`` long: Whisper's detection and scores say least on a
     word or two, and a language heard nowhere else is more likely a misheard "Hello?" (real telephone speech
     detected as Korean, Japanese or Chinese) than one word in a language the file never speaks at length."""
-    heard = {language for r, language in zip(regions, languages) if r.duration >= FULL_WEIGHT_S}
+    heard = heard_at_length(regions, languages)
     return [
         k
         for k, (r, language) in enumerate(zip(regions, languages))
@@ -131,6 +131,47 @@ def to_check(regions: Sequence[RegionLanguage], languages: Sequence[str], check_
         and r.probabilities[r.best] >= check_p
         and (r.duration >= FULL_WEIGHT_S or r.best in heard)
     ]
+
+
+def heard_at_length(regions: Sequence[RegionLanguage], languages: Sequence[str]) -> set[str]:
+    """The smoothed ``languages`` of the ``regions`` at least ``FULL_WEIGHT_S`` long: the languages the file speaks
+    for a second at a time somewhere."""
+    return {language for r, language in zip(regions, languages) if r.duration >= FULL_WEIGHT_S}
+
+
+def in_other_languages(regions: Sequence[RegionLanguage], languages: Sequence[str]) -> tuple[str | None, list[int]]:
+    """The file's main language (the smoothed language of the most seconds of ``regions``; the first on a tie) and
+    the indices of the regions whose smoothed ``languages`` is another: the regions whose own transcript must hold up
+    (``language_plan``). On real English telephone speech, under music or noise, Whisper detected one-word answers
+    ("okay", "then", "hello") as Thai, Korean or Chinese 0.6-0.9 sure, and a whole utterance as Hawaiian; the
+    smoothing kept them, as it keeps a real clip in another language, and their transcripts in that language then
+    failed (looping, or a mean token log-probability under Whisper's own threshold), where the clips did not.
+    ``(None, [])`` without regions."""
+    seconds: dict[str, float] = {}
+    for r, language in zip(regions, languages):
+        seconds[language] = seconds.get(language, 0.0) + r.duration
+    if not seconds:
+        return None, []
+    main = max(seconds, key=lambda language: seconds[language])
+    return main, [k for k, language in enumerate(languages) if language != main]
+
+
+# Whisper's languages that are not written in the Latin alphabet (Chinese, Japanese, Korean, Thai, Cyrillic, Arabic,
+# Hebrew, Greek, Indic and other scripts): a transcript "in" one of them written in Latin letters is not in it.
+NON_LATIN = frozenset(
+    "am ar as ba be bg bn bo el fa gu he hi hy ja ka kk km kn ko lo mk ml mn mr my ne pa ps ru sa sd si ta te tg th "
+    "tt uk ur yi yue zh".split()
+)
+
+
+def in_its_script(text: str, language: str) -> bool:
+    """False when ``language`` (ISO 639-1) is one of :data:`NON_LATIN` and most letters of ``text`` are Latin (a-z,
+    A-Z): Whisper decoding English speech with the Chinese token wrote "我 Didn't know you were there". True
+    otherwise, and for text without letters."""
+    letters = [c for c in text if c.isalpha()]
+    if language not in NON_LATIN or not letters:
+        return True
+    return sum(c.isascii() for c in letters) * 2 <= len(letters)
 
 
 def regions_in(chunk: Chunk, speech: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:

@@ -10,6 +10,9 @@ absent, or a list of languages, with a multilingual model).
       -> regions whose own, fairly sure detection the smoothing overruled: decoded alone in both languages, the one
          Whisper decodes with the higher mean log-probability kept (not a region under a second whose language is
          heard nowhere else in the file: code_switching.to_check)
+      -> the other regions in another language than the file's main one: decoded alone in it, and given the main
+         language when that transcript fails (empty, looping, under Whisper's log-probability threshold, or not in
+         the language's script: code_switching.in_other_languages, in_its_script)
       -> chunks cut where the language changes (code_switching.split_by_language)
 
 On a file in one language, the cost is one decoder step per window, the regions the screen sends on and a few
@@ -22,13 +25,15 @@ the screen hears in other languages more often (docs/multilingual.md, "The cost"
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from whisper_subtitler.decoding.chunking import Chunk, decoding_order
 from whisper_subtitler.decoding.code_switching import (
     RegionLanguage,
+    in_its_script,
+    in_other_languages,
     regions_in,
     screened,
     smooth_languages,
@@ -47,6 +52,9 @@ CROSS_CACHE_BYTES_ELSE = 256 * 2**20  # on accelerators, where the memory is the
 ALONE_BATCH = 8  # regions encoded alone per encoder call
 ALONE_MAX_S = 10.0  # seconds: a region encoded alone (detected, checked) is heard up to this far from its start
 CHECK_P = 0.5  # a region the smoothing overruled is decoded in both languages when its own detection is this sure
+# openai-whisper's ``logprob_threshold``: a transcript whose mean token log-probability is lower has failed (its
+# ``transcribe`` decodes the window again); a region's transcript in a language must not fail to keep that language.
+LOGPROB_THRESHOLD = -1.0
 CHECK_TAIL_S = 1.0  # seconds of silence after a region decoded alone in its two candidate languages
 WHOLE_WINDOW = (0.0, 30.0)  # seconds: a span that covers every frame of a window
 
@@ -157,25 +165,32 @@ def plan_languages(
     fp16: bool = False,
 ) -> LanguagePlan:
     """Find the language of each speech region of ``chunks`` and plan their decoding (see the module docstring);
-    arguments as ``detect_regions``; ``fp16``: decode in half precision (the overruled regions' check). Call under
+    arguments as ``detect_regions``; ``fp16``: decode in half precision (the regions decoded alone). Call under
     ``torch.no_grad``."""
     found = detect_regions(model, chunks, speech, source, encode=encode, batch_size=batch_size, allowed=allowed)
     languages = smooth_languages(found.regions)
     overruled = to_check(found.regions, languages, CHECK_P)
-    for start in range(0, len(overruled), batch_size):
-        rows = overruled[start : start + batch_size]
-        candidates = [(languages[k], found.regions[k].best) for k in rows]
-        for k, best in zip(rows, _most_likely(model, [found.regions[k] for k in rows], candidates, source, fp16)):
-            if best != languages[k]:
-                r = found.regions[k]
-                log.debug(
-                    "%.2f-%.2f s: %s decodes better than %s, the neighbours' language",
-                    r.start,
-                    r.end,
-                    best,
-                    languages[k],
-                )
-            languages[k] = best
+    main, others = in_other_languages(found.regions, languages)
+    wanted: dict[int, tuple[str, ...]] = {k: (languages[k], found.regions[k].best) for k in overruled}
+    wanted |= {k: (languages[k],) for k in others if k not in wanted}
+    failed: dict[int, tuple[str, ...]] = {}
+    own: dict[int, Heard] = {}
+    for k, heard in _transcripts(model, found.regions, wanted, source, fp16, batch_size):
+        if k in overruled:  # the better transcript; a tie keeps the smoothed language
+            languages[k] = max(wanted[k], key=lambda language: heard[language][:2])
+        elif main is not None and not heard[languages[k]].usable:
+            failed[k] = (main,)
+            own[k] = heard[languages[k]]
+    # A region whose transcript in its own language fails takes the file's main language, unless Whisper writes
+    # nothing in that one (a failing transcript still says more than none), or both loop (a loop tells nothing of the
+    # language: Chinese counting looped in Chinese and in Spanish).
+    for k, heard in _transcripts(model, found.regions, failed, source, fp16, batch_size):
+        other = heard[failed[k][0]]
+        if other.said and not (other.looped and own[k].looped):
+            languages[k] = failed[k][0]
+    for k in sorted(wanted.keys() | failed.keys()):
+        r = found.regions[k]
+        log.debug("%.2f-%.2f s: %s (detected %s)", r.start, r.end, languages[k], r.best)
     by_region = {(r.start, r.end): language for r, language in zip(found.regions, languages)}
     items: list[tuple[Chunk, str]] = []
     features = found.features
@@ -190,7 +205,7 @@ def plan_languages(
         "language per speech region: %d regions (%d encoded alone, %d checked by decoding), %s; %d chunks -> %d",
         len(found.regions),
         found.encoded_alone,
-        len(overruled),
+        len(wanted) + len(failed),
         ", ".join(f"{k} {v:.0f} s" for k, v in _seconds_by_language(found.regions, languages).items()),
         len(chunks),
         len(items),
@@ -205,21 +220,51 @@ def _seconds_by_language(regions: Sequence[RegionLanguage], languages: Sequence[
     return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
-def _most_likely(
+class Heard(NamedTuple):
+    """A region's greedy transcript in one language, as the plan judges it: ``usable`` (see
+    :func:`_transcript_scores`), its mean token log-probability, whether it has any text (``said``) and whether it
+    reached its token budget (``looped``)."""
+
+    usable: bool
+    avg_logprob: float
+    said: bool
+    looped: bool
+
+
+def _transcripts(
     model,
     regions: Sequence[RegionLanguage],
-    candidates: Sequence[tuple[str, str]],
+    wanted: Mapping[int, Sequence[str]],
     source: SampleSource,
     fp16: bool,
-) -> list[str]:
-    """For each of ``regions``, the one of its two ``candidates`` (the smoothed language first) whose greedy
-    transcript Whisper scores higher (mean token log-probability); the first wins a tie, and a language whose
-    transcript is empty or loops loses to one whose transcript is neither (when both loop, the mean log-probability
-    still decides: "hola mundo" between two French clips looped in both languages, Spanish at -0.14, French -0.31).
-    Each region is encoded alone (``language_id.encode_regions``) with
-    ``CHECK_TAIL_S`` of silence after it: without it Whisper does not hear the speech end and loops on a short clip;
-    with it a region costs a fraction of a 30-s window, and on real telephone speech it chose better than a 30-s
-    window, which turned an English utterance Chinese (docs/multilingual.md). Call under ``torch.no_grad``."""
+    batch_size: int,
+) -> Iterator[tuple[int, dict[str, Heard]]]:
+    """``(k, {language: Heard})`` for each index ``k`` of ``wanted`` (in order): ``regions[k]`` decoded alone in each
+    of ``wanted[k]``, ``batch_size`` regions at a time (:func:`_transcript_scores`)."""
+    order = sorted(wanted)
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
+        scored = _transcript_scores(model, [regions[k] for k in rows], [wanted[k] for k in rows], source, fp16)
+        yield from zip(rows, scored)
+
+
+def _transcript_scores(
+    model,
+    regions: Sequence[RegionLanguage],
+    wanted: Sequence[Sequence[str]],
+    source: SampleSource,
+    fp16: bool,
+) -> list[dict[str, Heard]]:
+    """For each of ``regions``, its greedy transcript in each of its ``wanted`` languages, as :class:`Heard`: usable
+    when it is not empty, does not loop, its mean token log-probability is at least :data:`LOGPROB_THRESHOLD`
+    (openai-whisper's ``logprob_threshold``, under which its ``transcribe`` decodes a window again) and, in a
+    language of another script, it is written mostly in that script (``code_switching.in_its_script``).
+    ``Heard[:2]`` compares as the choice wants: a usable transcript beats one that is not, then the higher mean
+    log-probability wins (when both fail, it still decides: "hola mundo" between two French clips looped in both
+    languages, Spanish at -0.14, French -0.31). Each region is encoded alone (``language_id.encode_regions``) with
+    ``CHECK_TAIL_S`` of silence after it: without it Whisper does not hear the speech end and loops on a short
+    clip; with it a region costs a fraction of a 30-s window, and on real telephone speech it chose better than a
+    30-s window, which turned an English utterance Chinese (docs/multilingual.md). Call under ``torch.no_grad``."""
     import numpy as np
 
     from whisper_subtitler.decoding import decode, language_id
@@ -234,20 +279,22 @@ def _most_likely(
     ]
     features = language_id.encode_regions(model, pieces)
     budgets = [token_budget(min(r.duration, ALONE_MAX_S)) for r in regions]
-    scores: list[dict[str, tuple[bool, float]]] = [{} for _ in regions]
-    for position in (0, 1):
-        for language in dict.fromkeys(c[position] for c in candidates):
-            rows = [i for i, c in enumerate(candidates) if c[position] == language and language not in scores[i]]
-            if not rows:
-                continue
-            index = rows if len(rows) < len(regions) else slice(None)
-            decoded = decode.decode_features(
-                model, features[index], [budgets[i] for i in rows], language=language, fp16=fp16
+    scores: list[dict[str, Heard]] = [{} for _ in regions]
+    for language in dict.fromkeys(language for languages in wanted for language in languages):
+        rows = [i for i, languages in enumerate(wanted) if language in languages]
+        index = rows if len(rows) < len(regions) else slice(None)
+        decoded = decode.decode_features(
+            model, features[index], [budgets[i] for i in rows], language=language, fp16=fp16
+        )
+        for i, d in zip(rows, decoded):
+            usable = (
+                bool(d.text.strip())
+                and not d.truncated
+                and d.avg_logprob >= LOGPROB_THRESHOLD
+                and in_its_script(d.text, language)
             )
-            for i, d in zip(rows, decoded):
-                usable = bool(d.text.strip()) and not d.truncated
-                scores[i][language] = (usable, d.avg_logprob)
-    return [max(c, key=lambda language: scores[i][language]) for i, c in enumerate(candidates)]
+            scores[i][language] = Heard(usable, d.avg_logprob, bool(d.text.strip()), d.truncated)
+    return scores
 
 
 def _detect_alone(
