@@ -174,19 +174,15 @@ def plan_languages(
     wanted: dict[int, tuple[str, ...]] = {k: (languages[k], found.regions[k].best) for k in overruled}
     wanted |= {k: (languages[k],) for k in others if k not in wanted}
     failed: dict[int, tuple[str, ...]] = {}
-    own: dict[int, Heard] = {}
     for k, heard in _transcripts(model, found.regions, wanted, source, fp16, batch_size):
         if k in overruled:  # the better transcript; a tie keeps the smoothed language
             languages[k] = max(wanted[k], key=lambda language: heard[language][:2])
-        elif main is not None and not heard[languages[k]].usable:
+        elif main is not None and not heard[languages[k]].holds:
             failed[k] = (main,)
-            own[k] = heard[languages[k]]
-    # A region whose transcript in its own language fails takes the file's main language, unless Whisper writes
-    # nothing in that one (a failing transcript still says more than none), or both loop (a loop tells nothing of the
-    # language: Chinese counting looped in Chinese and in Spanish).
+    # A region whose transcript in its own language does not hold takes the file's main language, unless Whisper
+    # writes nothing in that one (a failing transcript still says more than none).
     for k, heard in _transcripts(model, found.regions, failed, source, fp16, batch_size):
-        other = heard[failed[k][0]]
-        if other.said and not (other.looped and own[k].looped):
+        if heard[failed[k][0]].said:
             languages[k] = failed[k][0]
     for k in sorted(wanted.keys() | failed.keys()):
         r = found.regions[k]
@@ -222,13 +218,22 @@ def _seconds_by_language(regions: Sequence[RegionLanguage], languages: Sequence[
 
 class Heard(NamedTuple):
     """A region's greedy transcript in one language, as the plan judges it: ``usable`` (see
-    :func:`_transcript_scores`), its mean token log-probability, whether it has any text (``said``) and whether it
-    reached its token budget (``looped``)."""
+    :func:`_transcript_scores`), its mean token log-probability, whether it has any text (``said``), whether it
+    reached its token budget (``looped``) and whether it is written in the language's script (``in_script``)."""
 
     usable: bool
     avg_logprob: float
     said: bool
     looped: bool
+    in_script: bool
+
+    @property
+    def holds(self) -> bool:
+        """Whether the transcript is in its language as far as Whisper can tell: some text, a mean token
+        log-probability at least :data:`LOGPROB_THRESHOLD`, in the language's script. A loop does not count against
+        it: a region decoded alone loops on confident words too ("Please bring the report with you." again and
+        again at -0.08 in English), so it says nothing of the language."""
+        return self.said and self.avg_logprob >= LOGPROB_THRESHOLD and self.in_script
 
 
 def _transcripts(
@@ -287,13 +292,9 @@ def _transcript_scores(
             model, features[index], [budgets[i] for i in rows], language=language, fp16=fp16
         )
         for i, d in zip(rows, decoded):
-            usable = (
-                bool(d.text.strip())
-                and not d.truncated
-                and d.avg_logprob >= LOGPROB_THRESHOLD
-                and in_its_script(d.text, language)
-            )
-            scores[i][language] = Heard(usable, d.avg_logprob, bool(d.text.strip()), d.truncated)
+            said, in_script = bool(d.text.strip()), in_its_script(d.text, language)
+            usable = said and not d.truncated and d.avg_logprob >= LOGPROB_THRESHOLD and in_script
+            scores[i][language] = Heard(usable, d.avg_logprob, said, d.truncated, in_script)
     return scores
 
 
