@@ -144,15 +144,12 @@ def in_other_languages(regions: Sequence[RegionLanguage], languages: Sequence[st
     the indices of the regions whose smoothed ``languages`` is another: the regions whose own transcript must hold up
     (``language_plan``). On real English telephone speech, under music or noise, Whisper detected one-word answers
     ("okay", "then", "hello") as Thai, Korean or Chinese 0.6-0.9 sure, and a whole utterance as Hawaiian; the
-    smoothing kept them, as it keeps a real clip in another language, and their transcripts in that language then
-    failed (looping, or a mean token log-probability under Whisper's own threshold), where the clips did not.
-    ``(None, [])`` without regions."""
-    seconds: dict[str, float] = {}
-    for r, language in zip(regions, languages):
-        seconds[language] = seconds.get(language, 0.0) + r.duration
-    if not seconds:
+    smoothing kept them, as it keeps a real clip in another language, and most of their transcripts in that
+    language then failed (a mean token log-probability under Whisper's own threshold, or Latin letters for Chinese),
+    where the clips did not. ``(None, [])`` without regions."""
+    main = main_language((language, r.duration) for r, language in zip(regions, languages))
+    if main is None:
         return None, []
-    main = max(seconds, key=lambda language: seconds[language])
     return main, [k for k, language in enumerate(languages) if language != main]
 
 

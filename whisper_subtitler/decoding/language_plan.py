@@ -11,8 +11,8 @@ absent, or a list of languages, with a multilingual model).
          Whisper decodes with the higher mean log-probability kept (not a region under a second whose language is
          heard nowhere else in the file: code_switching.to_check)
       -> the other regions in another language than the file's main one: decoded alone in it, and given the main
-         language when that transcript fails (empty, looping, under Whisper's log-probability threshold, or not in
-         the language's script: code_switching.in_other_languages, in_its_script)
+         language when that transcript does not hold up (empty, under Whisper's log-probability threshold, or not in
+         the language's script; a loop does not count: code_switching.in_other_languages, in_its_script)
       -> chunks cut where the language changes (code_switching.split_by_language)
 
 On a file in one language, the cost is one decoder step per window, the regions the screen sends on and a few
@@ -173,18 +173,19 @@ def plan_languages(
     main, others = in_other_languages(found.regions, languages)
     wanted: dict[int, tuple[str, ...]] = {k: (languages[k], found.regions[k].best) for k in overruled}
     wanted |= {k: (languages[k],) for k in others if k not in wanted}
-    failed: dict[int, tuple[str, ...]] = {}
+    failed: list[int] = []
     for k, heard in _transcripts(model, found.regions, wanted, source, fp16, batch_size):
         if k in overruled:  # the better transcript; a tie keeps the smoothed language
-            languages[k] = max(wanted[k], key=lambda language: heard[language][:2])
-        elif main is not None and not heard[languages[k]].holds:
-            failed[k] = (main,)
+            languages[k] = max(wanted[k], key=lambda language: heard[language].rank)
+        elif not heard[languages[k]].holds:
+            failed.append(k)
     # A region whose transcript in its own language does not hold takes the file's main language, unless Whisper
     # writes nothing in that one (a failing transcript still says more than none).
-    for k, heard in _transcripts(model, found.regions, failed, source, fp16, batch_size):
-        if heard[failed[k][0]].said:
-            languages[k] = failed[k][0]
-    for k in sorted(wanted.keys() | failed.keys()):
+    if main is not None:
+        for k, heard in _transcripts(model, found.regions, dict.fromkeys(failed, (main,)), source, fp16, batch_size):
+            if heard[main].said:
+                languages[k] = main
+    for k in sorted(wanted):
         r = found.regions[k]
         log.debug("%.2f-%.2f s: %s (detected %s)", r.start, r.end, languages[k], r.best)
     by_region = {(r.start, r.end): language for r, language in zip(found.regions, languages)}
@@ -217,11 +218,10 @@ def _seconds_by_language(regions: Sequence[RegionLanguage], languages: Sequence[
 
 
 class Heard(NamedTuple):
-    """A region's greedy transcript in one language, as the plan judges it: ``usable`` (see
-    :func:`_transcript_scores`), its mean token log-probability, whether it has any text (``said``), whether it
-    reached its token budget (``looped``) and whether it is written in the language's script (``in_script``)."""
+    """A region's greedy transcript in one language, as the plan judges it: its mean token log-probability, whether
+    it has any text (``said``), whether it reached its token budget (``looped``) and whether it is written in the
+    language's script (``code_switching.in_its_script``)."""
 
-    usable: bool
     avg_logprob: float
     said: bool
     looped: bool
@@ -234,6 +234,18 @@ class Heard(NamedTuple):
         it: a region decoded alone loops on confident words too ("Please bring the report with you." again and
         again at -0.08 in English), so it says nothing of the language."""
         return self.said and self.avg_logprob >= LOGPROB_THRESHOLD and self.in_script
+
+    @property
+    def usable(self) -> bool:
+        """It holds and does not loop: what the check of an overruled region asks of each of its transcripts."""
+        return self.holds and not self.looped
+
+    @property
+    def rank(self) -> tuple[bool, float]:
+        """The check's order: a usable transcript beats one that is not, then the higher mean log-probability wins
+        (when both fail, it still decides: "hola mundo" between two French clips looped in both languages, Spanish
+        at -0.14, French -0.31)."""
+        return self.usable, self.avg_logprob
 
 
 def _transcripts(
@@ -260,16 +272,13 @@ def _transcript_scores(
     source: SampleSource,
     fp16: bool,
 ) -> list[dict[str, Heard]]:
-    """For each of ``regions``, its greedy transcript in each of its ``wanted`` languages, as :class:`Heard`: usable
-    when it is not empty, does not loop, its mean token log-probability is at least :data:`LOGPROB_THRESHOLD`
-    (openai-whisper's ``logprob_threshold``, under which its ``transcribe`` decodes a window again) and, in a
-    language of another script, it is written mostly in that script (``code_switching.in_its_script``).
-    ``Heard[:2]`` compares as the choice wants: a usable transcript beats one that is not, then the higher mean
-    log-probability wins (when both fail, it still decides: "hola mundo" between two French clips looped in both
-    languages, Spanish at -0.14, French -0.31). Each region is encoded alone (``language_id.encode_regions``) with
-    ``CHECK_TAIL_S`` of silence after it: without it Whisper does not hear the speech end and loops on a short
-    clip; with it a region costs a fraction of a 30-s window, and on real telephone speech it chose better than a
-    30-s window, which turned an English utterance Chinese (docs/multilingual.md). Call under ``torch.no_grad``."""
+    """For each of ``regions``, its greedy transcript in each of its ``wanted`` languages, as :class:`Heard` (judged
+    against :data:`LOGPROB_THRESHOLD`, openai-whisper's ``logprob_threshold``, under which its ``transcribe``
+    decodes a window again, and the language's script). Each region is encoded alone
+    (``language_id.encode_regions``) with ``CHECK_TAIL_S`` of silence after it: without it Whisper does not hear the
+    speech end and loops on a short clip; with it a region costs a fraction of a 30-s window, and on real telephone
+    speech it chose better than a 30-s window, which turned an English utterance Chinese (docs/multilingual.md).
+    Call under ``torch.no_grad``."""
     import numpy as np
 
     from whisper_subtitler.decoding import decode, language_id
@@ -292,9 +301,9 @@ def _transcript_scores(
             model, features[index], [budgets[i] for i in rows], language=language, fp16=fp16
         )
         for i, d in zip(rows, decoded):
-            said, in_script = bool(d.text.strip()), in_its_script(d.text, language)
-            usable = said and not d.truncated and d.avg_logprob >= LOGPROB_THRESHOLD and in_script
-            scores[i][language] = Heard(usable, d.avg_logprob, said, d.truncated, in_script)
+            scores[i][language] = Heard(
+                d.avg_logprob, bool(d.text.strip()), d.truncated, in_its_script(d.text, language)
+            )
     return scores
 
 
