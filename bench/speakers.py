@@ -361,7 +361,22 @@ def main() -> int:
     parser.add_argument("--long-only", action="store_true", help="only the long files")
     parser.add_argument("--label", default="", help="a label stored in the JSON (e.g. before/after)")
     parser.add_argument("--cached-only", action="store_true", help="only the files already transcribed in --cache")
+    parser.add_argument(
+        "--trim-vad",
+        metavar="THRESHOLD:PAD_MS",
+        help="cut the speaker turns to silero-vad's speech at this threshold and padding instead of "
+        "diarize.embedded.TRIM_VAD's (a measurement, docs/diarization.md)",
+    )
     args = parser.parse_args()
+    if args.trim_vad:
+        from whisper_subtitler.diarize import embedded
+        from whisper_subtitler.vad import VadOptions
+
+        threshold, pad = args.trim_vad.split(":")
+        embedded.TRIM_VAD = VadOptions(
+            threshold=float(threshold), min_silence_duration_ms=embedded.TRIM_VAD.min_silence_duration_ms,
+            speech_pad_ms=int(pad),
+        )  # fmt: skip
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     manifest = json.loads((args.set / "manifest.json").read_text())
     groups = {g for g in args.groups.split(",") if g}

@@ -147,3 +147,21 @@ def test_main_language_is_the_one_spoken_longest():
     assert main_language([("en", 5.0), ("es", 5.0)]) == "en"
     assert main_language([(None, 5.0)]) is None
     assert main_language([]) is None
+
+
+def test_the_check_prefers_a_transcript_that_holds_even_when_both_loop():
+    from whisper_subtitler.decoding.language_plan import Heard
+
+    # A 1.2-s English answer heard as Russian: both transcripts loop, the Russian one in Latin letters at a
+    # slightly higher log-probability; the one that holds its language's test wins.
+    english = Heard(avg_logprob=-0.25, said=True, looped=True, in_script=True)
+    russian = Heard(avg_logprob=-0.24, said=True, looped=True, in_script=False)
+    assert max([russian, english], key=lambda h: h.rank) is english
+    # Both hold and loop ("hola mundo" between French clips): the log-probability decides.
+    spanish = Heard(avg_logprob=-0.14, said=True, looped=True, in_script=True)
+    french = Heard(avg_logprob=-0.31, said=True, looped=True, in_script=True)
+    assert max([french, spanish], key=lambda h: h.rank) is spanish
+    # A usable transcript beats a looping one, however probable.
+    assert max([spanish, Heard(-0.6, True, False, True)], key=lambda h: h.rank).avg_logprob == -0.6
+    # Under openai-whisper's log-probability threshold, a transcript does not hold.
+    assert not Heard(-1.1, True, False, True).holds and not Heard(-0.2, False, False, True).holds

@@ -71,3 +71,30 @@ def test_a_decoding_batch_encodes_only_the_windows_not_kept():
     assert features[:, 0, 0].tolist() == [10.0, 1.0, 12.0, 3.0]
     encoded.clear()
     assert transcriber._features(samples, None).shape == (4, 4, 2) and encoded == [4]
+
+
+@pytest.mark.slow
+def test_a_batch_with_a_language_per_row_decodes_each_row_as_its_own_language_would():
+    """The language plan's check decodes a region in two languages as two rows of one batch
+    (``decode_features(languages=...)``): each row gets the tokens of decoding it alone with its language's token."""
+    from tests import media_multilingual as mm
+    from whisper_subtitler.decoding.decode import decode_features
+    from whisper_subtitler.decoding.language_id import encode_regions
+    from whisper_subtitler.models import load_whisper, resolve_model
+
+    clips = mm.clips(["es", "en"])
+    spanish, english = clips["es/pangrama"].samples, clips["en/hello_world"].samples
+    model = load_whisper(resolve_model("base"), device="cpu")
+    rows = [(spanish, "es"), (spanish, "en"), (english, "en")]
+    with torch.no_grad():
+        features = encode_regions(model, [samples for samples, _ in rows])
+        together = decode_features(
+            model, features, [40] * 3, language="es", languages=[language for _, language in rows]
+        )
+        alone = [decode_features(model, features[i : i + 1], [40], language=rows[i][1])[0] for i in range(3)]
+    assert [d.tokens for d in together] == [d.tokens for d in alone]
+    assert together[0].text != together[1].text  # the language token did change the decoding
+    with pytest.raises(ValueError):
+        decode_features(model, features, [40] * 3, language="es", languages=["es"])  # one per row
+    with pytest.raises(ValueError):
+        decode_features(model, features, [40] * 3, language="es", languages=["es"] * 3, beam_size=2)

@@ -32,6 +32,7 @@ def decode_features(
     patience: float | None = None,
     best_of: int | None = None,
     cross: Sequence[tuple] | None = None,
+    languages: Sequence[str] | None = None,
 ) -> list[Decoded]:
     """Decode a batch of encoded chunks: ``features`` of shape ``(B, n_audio_ctx, n_audio_state)`` (the encoder
     output, in the model's dtype), ``budgets`` the token budget per row; ``compiled``: see ``BudgetedDecodingTask``;
@@ -42,7 +43,8 @@ def decode_features(
     above temperature 0 only): that many candidates sampled per row side by side in the batch, each with its own seed,
     the most probable kept (``most_probable``). ``cross``: the rows' cross-attention keys and values when already
     computed (``language_id.cross_keys_values``), used by greedy and sampled decoding of one candidate per row.
-    Returns one ``Decoded`` per row, in order.
+    ``languages``: each row's language, in place of ``language`` (greedy and sampled decoding of one candidate per
+    row: ``BudgetedDecodingTask``; ``ValueError`` otherwise). Returns one ``Decoded`` per row, in order.
     """
     options = DecodingOptions(
         task=task,
@@ -53,16 +55,18 @@ def decode_features(
         prompt=prompt,
         suppress_tokens=list(suppress_tokens),
     )
+    n = best_of if best_of is not None and temperature > 0 else 1
+    if languages is not None and ((beam_size is not None and temperature == 0) or n > 1):
+        raise ValueError("a language per row is for greedy or sampled decoding of one candidate per row")
     if beam_size is not None and temperature == 0:
         task_ = BeamSearchTask(model, options, budgets, beam_size=beam_size, patience=patience, compiled=compiled)
         return task_.search(features)
-    n = best_of if best_of is not None and temperature > 0 else 1
     if n > 1:
         features = features.repeat_interleave(n, dim=0)
         budgets = [b for b in budgets for _ in range(n)]
         seeds = [candidate_seed(s, k) for s in seeds for k in range(n)] if seeds is not None else None
     decoding = BudgetedDecodingTask(
-        model, options, budgets, compiled=compiled, seeds=seeds, cross=cross if n == 1 else None
+        model, options, budgets, compiled=compiled, seeds=seeds, cross=cross if n == 1 else None, languages=languages
     )
     results = decoding.run(features)
     probs = decoding.token_probs.cpu()

@@ -241,11 +241,13 @@ class Heard(NamedTuple):
         return self.holds and not self.looped
 
     @property
-    def rank(self) -> tuple[bool, float]:
-        """The check's order: a usable transcript beats one that is not, then the higher mean log-probability wins
-        (when both fail, it still decides: "hola mundo" between two French clips looped in both languages, Spanish
-        at -0.14, French -0.31)."""
-        return self.usable, self.avg_logprob
+    def rank(self) -> tuple[bool, bool, float]:
+        """The check's order: a usable transcript beats one that is not, then one that holds (looping) beats one that
+        does not, then the higher mean log-probability wins ("hola mundo" between two French clips looped in both
+        languages, Spanish at -0.14, French -0.31). A transcript that fails its language's own test never wins on
+        log-probability alone: a 1.2-s English "This is Diane" heard as Russian looped at -0.24 in Latin letters and
+        at -0.25 in English, and a first version of this order made it Russian."""
+        return self.usable, self.holds, self.avg_logprob
 
 
 def _transcripts(
@@ -293,17 +295,21 @@ def _transcript_scores(
     ]
     features = language_id.encode_regions(model, pieces)
     budgets = [token_budget(min(r.duration, ALONE_MAX_S)) for r in regions]
+    # Every (region, language) pair is a row of one batch, each row with its own language token: a decoding step
+    # costs about as much for a few rows as for one, so the two languages of a check take the steps of the longer.
+    pairs = [(i, language) for i, languages in enumerate(wanted) for language in dict.fromkeys(languages)]
+    index = [i for i, _ in pairs]
+    decoded = decode.decode_features(
+        model,
+        features[index],
+        [budgets[i] for i in index],
+        language=pairs[0][1],
+        languages=[language for _, language in pairs],
+        fp16=fp16,
+    )
     scores: list[dict[str, Heard]] = [{} for _ in regions]
-    for language in dict.fromkeys(language for languages in wanted for language in languages):
-        rows = [i for i, languages in enumerate(wanted) if language in languages]
-        index = rows if len(rows) < len(regions) else slice(None)
-        decoded = decode.decode_features(
-            model, features[index], [budgets[i] for i in rows], language=language, fp16=fp16
-        )
-        for i, d in zip(rows, decoded):
-            scores[i][language] = Heard(
-                d.avg_logprob, bool(d.text.strip()), d.truncated, in_its_script(d.text, language)
-            )
+    for (i, language), d in zip(pairs, decoded):
+        scores[i][language] = Heard(d.avg_logprob, bool(d.text.strip()), d.truncated, in_its_script(d.text, language))
     return scores
 
 
