@@ -13,7 +13,14 @@ from whisper_subtitler.decoding.chunking import (
     split_region,
     token_budget,
 )
-from whisper_subtitler.decoding.quality import Decoded, Thresholds, best_attempt, is_silence, needs_fallback
+from whisper_subtitler.decoding.quality import (
+    Decoded,
+    Thresholds,
+    best_attempt,
+    is_silence,
+    needs_fallback,
+    stopped_early,
+)
 
 
 def test_regions_fill_windows_of_at_most_30_s_pauses_kept():
@@ -138,3 +145,17 @@ def test_best_attempt_is_the_first_pass_else_the_most_probable_calm_one():
     assert best_attempt(all_loop).temperature == 0.2
     with pytest.raises(ValueError):
         best_attempt([])
+
+
+def test_a_decoding_with_far_too_few_tokens_for_its_speech_stopped_early():
+    assert stopped_early(_with(4), speech_s=6.95)  # "Ciao, monde !" over three clips
+    assert not stopped_early(_with(18), speech_s=6.64)  # 2.7 tokens a second: real speech
+    assert not stopped_early(_with(3), speech_s=0.97)  # "Hello world." over its own second
+    assert not stopped_early(_with(0), speech_s=10.0)  # no text: silence or nothing said, not an early end
+    assert not stopped_early(_with(4, truncated=True), speech_s=10.0)  # stopped at its budget: a loop
+    assert not stopped_early(_with(4, no_speech_prob=0.9, avg_logprob=-1.5), speech_s=10.0)  # Whisper's silence
+
+
+def _with(n: int, **kw) -> Decoded:
+    fields = {"text": "x", "avg_logprob": -0.3, "compression_ratio": 1.0, "no_speech_prob": 0.0, "temperature": 0.0}
+    return Decoded(tokens=tuple(range(n)), **{**fields, **kw})

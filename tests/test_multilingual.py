@@ -63,6 +63,17 @@ def test_every_clip_in_its_own_language_in_another_order_with_longer_pauses(tmp_
     assert "dropped" not in verdicts and "translated" not in verdicts
 
 
+def test_a_window_whose_decoding_ends_after_its_first_clip_is_decoded_again_clip_by_clip(tmp_path):
+    """Three clips 0.6-1.2 s apart in one VAD region: Whisper base writes "Ciao, monde !" for the whole window and
+    ends there, and without a second pass the French counting and "bonjour le monde" got no words at all
+    (``quality.stopped_early``)."""
+    wav = tmp_path / "three.wav"
+    placed = mm.build(wav, ["it/ciao_mondo", "fr/comptage", "fr/bonjour_monde"], gaps=(0.6, 1.2), seed=2)
+    scores = mm.score(placed, transcribe(wav, tmp_path)["segments"])
+    print(*scores, sep="\n")
+    assert [s.verdict for s in scores[1:]] == ["right", "right"]
+
+
 def test_every_clip_in_its_own_language(clips_file):
     _, placed, data = clips_file
     scores = mm.score(placed, data["segments"])

@@ -55,6 +55,22 @@ def is_silence(d: Decoded, t: Thresholds = Thresholds()) -> bool:
     )
 
 
+# Fewer text tokens than this per second of speech: the decoder ended the window early and skipped speech.
+# On the tuning files (docs/multilingual.md, "A window that ends early") every chunk gave 2.6 tokens or more per
+# second of speech (real telephone English, espeak-ng English, five languages of read speech), and the one that
+# skipped two of its three clips gave 0.58.
+MIN_TOKENS_PER_S = 1.0
+
+
+def stopped_early(d: Decoded, speech_s: float, t: Thresholds = Thresholds()) -> bool:
+    """True when ``d``, the decoding of a window holding ``speech_s`` seconds of speech, has some text but far too
+    little for that speech (under :data:`MIN_TOKENS_PER_S` tokens per second) and ended with an end token: Whisper
+    ended the window after its first words and the rest of the speech got none. openai-whisper's ``transcribe``
+    catches this case with its timestamp tokens (it seeks to the last one and decodes on from there); decoding
+    without timestamps has to count. A window Whisper scores as silence (:func:`is_silence`) has not stopped early."""
+    return bool(d.tokens) and not d.truncated and not is_silence(d, t) and len(d.tokens) < MIN_TOKENS_PER_S * speech_s
+
+
 def needs_fallback(d: Decoded, t: Thresholds = Thresholds()) -> bool:
     """True when ``d`` should be decoded again at the next temperature (see the module docstring)."""
     failed = d.truncated

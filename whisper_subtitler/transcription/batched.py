@@ -27,7 +27,7 @@ import numpy as np
 
 from whisper_subtitler.decoding.backoff import BatchRunner, is_out_of_memory
 from whisper_subtitler.decoding.chunking import Chunk, plan_chunks, token_budget
-from whisper_subtitler.decoding.code_switching import main_language
+from whisper_subtitler.decoding.code_switching import main_language, regions_in
 from whisper_subtitler.decoding.features import (
     SampleSource,
     array_source,
@@ -35,7 +35,14 @@ from whisper_subtitler.decoding.features import (
     encode_windows,
     quietest_point,
 )
-from whisper_subtitler.decoding.quality import Decoded, Thresholds, best_attempt, is_silence, needs_fallback
+from whisper_subtitler.decoding.quality import (
+    Decoded,
+    Thresholds,
+    best_attempt,
+    is_silence,
+    needs_fallback,
+    stopped_early,
+)
 from whisper_subtitler.platform.batch_advice import CPU_BATCH  # the batch size after an out-of-memory move to the CPU
 from whisper_subtitler.transcription.protocol import (
     Region,
@@ -118,6 +125,7 @@ class ChunkTranscriber:
         self.model = model
         self.offset = offset
         self.sampled = 0
+        self.units: Sequence[Region] = ()  # transcribe's speech: the units a chunk that ended early is cut into
         self.options = options
         self.thresholds = thresholds or thresholds_of(options)
         self.language = options.language
@@ -209,6 +217,7 @@ class ChunkTranscriber:
         """
         if self.language is None and not self.model.is_multilingual:
             self.language = "en"
+        self.units = speech
         cached: dict[int, Any] = {}
         cached_cross: dict[int, list[tuple]] = {}
         if self.language is None:
@@ -361,7 +370,30 @@ class ChunkTranscriber:
                 features,
                 [len(x) for x in samples],
             )
-            return [self._segments(c, d, t, language) if k else () for c, d, t, k in zip(group, best, timed, kept)]
+            results = [self._segments(c, d, t, language) if k else () for c, d, t, k in zip(group, best, timed, kept)]
+        for i, chunk in enumerate(group):
+            if stopped_early(best[i], chunk.speech, self.thresholds):
+                results[i] = self._unit_by_unit(chunk, source, language, results[i])
+        return results
+
+    def _unit_by_unit(
+        self, chunk: Chunk, source: SampleSource, language: str, segments: tuple[Segment, ...]
+    ) -> tuple[Segment, ...]:
+        """``chunk``, whose decoding ended early (``quality.stopped_early``), decoded again one speech unit at a time
+        (the units of ``transcribe``'s ``speech`` inside it: ``code_switching.regions_in``), each unit a window of its
+        own; the units' segments replace ``segments`` when they hold more words. A chunk of one unit stays as it is."""
+        units = regions_in(chunk, self.units)
+        if len(units) < 2:
+            return segments
+        again = self._decode_group([Chunk(chunk.index, a, b, ((a, b),)) for a, b in units], source, language)
+        found = tuple(s for part in again for s in part)
+        if sum(len(s.words) for s in found) <= sum(len(s.words) for s in segments):
+            return segments
+        log.debug(
+            "%.2f-%.2f s: decoding ended early (%d words); decoded again in %d units: %d words",
+            chunk.start, chunk.end, sum(len(s.words) for s in segments), len(units), sum(len(s.words) for s in found),
+        )  # fmt: skip
+        return found
 
     def _segments(self, chunk: Chunk, decoded: Decoded, timed: list[TimedWord], language: str) -> tuple[Segment, ...]:
         def segment(start: float, end: float, text: str, words: tuple[Word, ...] = ()) -> Segment:
