@@ -74,6 +74,19 @@ def test_a_window_whose_decoding_ends_after_its_first_clip_is_decoded_again_clip
     assert [s.verdict for s in scores[1:]] == ["right", "right"]
 
 
+def test_speech_after_the_last_word_of_a_window_is_decoded_on(tmp_path):
+    """A French pangram, a Polish greeting and the French counting in one VAD region: Whisper base writes the pangram
+    and ends the window there, although it holds 1.5 tokens a second (not an early end by count); the units after
+    the last word are decoded as a window of their own (``ChunkTranscriber._with_tail``), so that nothing is
+    dropped (the Polish clip, which base does not hear as Polish, comes out in French)."""
+    wav = tmp_path / "three.wav"
+    placed = mm.build(wav, ["fr/pangrama", "pl/witaj_swiecie", "fr/comptage"], gaps=(0.6, 1.2), seed=40)
+    scores = mm.score(placed, transcribe(wav, tmp_path)["segments"])
+    print(*scores, sep="\n")
+    assert [s.verdict for s in scores][::2] == ["right", "right"]
+    assert "dropped" not in [s.verdict for s in scores]
+
+
 def test_every_clip_in_its_own_language(clips_file):
     _, placed, data = clips_file
     scores = mm.score(placed, data["segments"])

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from whisper_subtitler.decoding.backoff import BatchRunner, is_out_of_memory
-from whisper_subtitler.decoding.chunking import Chunk, plan_chunks, token_budget
+from whisper_subtitler.decoding.chunking import Chunk, join_regions, plan_chunks, token_budget
 from whisper_subtitler.decoding.code_switching import main_language, regions_in
 from whisper_subtitler.decoding.features import (
     SampleSource,
@@ -374,7 +374,32 @@ class ChunkTranscriber:
         for i, chunk in enumerate(group):
             if stopped_early(best[i], chunk.speech, self.thresholds):
                 results[i] = self._unit_by_unit(chunk, source, language, results[i])
+            else:
+                results[i] = self._with_tail(chunk, source, language, results[i])
         return results
+
+    def _with_tail(
+        self, chunk: Chunk, source: SampleSource, language: str, segments: tuple[Segment, ...]
+    ) -> tuple[Segment, ...]:
+        """``segments`` of ``chunk`` and, when its words end before some of its speech units start (the decoder wrote
+        its end token before the last units: no word lies in them), those units decoded as a window of their own
+        and their segments added: what openai-whisper's ``transcribe`` does when a window's last timestamp falls short
+        of its end (it seeks there and decodes on). A chunk without any word is left as it is (silence, or nothing
+        Whisper could write)."""
+        ends = [w.end for s in segments for w in s.words]
+        if not ends:
+            return segments
+        tail = [(a, b) for a, b in regions_in(chunk, self.units) if a >= max(ends)]
+        if not tail:
+            return segments
+        rest = Chunk(chunk.index, tail[0][0], tail[-1][1], tuple(join_regions(tail)))
+        found = self._decode_group([rest], source, language)[0]
+        if found:
+            log.debug(
+                "%.2f-%.2f s: the words ended at %.2f s; the %d units after it gave %d words",
+                chunk.start, chunk.end, max(ends), len(tail), sum(len(s.words) for s in found),
+            )  # fmt: skip
+        return segments + found
 
     def _unit_by_unit(
         self, chunk: Chunk, source: SampleSource, language: str, segments: tuple[Segment, ...]
