@@ -59,6 +59,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# Seconds of speech after a window's last word below which it is not decoded on (``_with_tail``): a sliver there is
+# more likely a breath or the end of the last word than a skipped clip, and decoded alone Whisper invents words on it
+# (a 0.2-s sliver after a region of silence came out "morgue.").
+MIN_TAIL_S = 1.0
+
 
 def thresholds_of(options: TranscribeOptions) -> Thresholds:
     """The temperature fallback's thresholds asked for in ``options`` (``--compression-ratio-threshold``, ...)."""
@@ -384,14 +389,16 @@ class ChunkTranscriber:
         """``segments`` of ``chunk`` and, when its words end before some of its speech units start (the decoder wrote
         its end token before the last units: no word lies in them), those units decoded as a window of their own
         and their segments added: what openai-whisper's ``transcribe`` does when a window's last timestamp falls short
-        of its end (it seeks there and decodes on). A chunk without any word is left as it is (silence, or nothing
-        Whisper could write)."""
+        of its end (it seeks there and decodes on). Left as they are: a chunk without any word (silence, or nothing
+        Whisper could write), one whose words end before its first unit starts, and a tail of less than
+        :data:`MIN_TAIL_S` of speech."""
         ends = [w.end for s in segments for w in s.words]
         if not ends:
             return segments
-        tail = [(a, b) for a, b in regions_in(chunk, self.units) if a >= max(ends)]
-        if not tail:
-            return segments
+        units = regions_in(chunk, self.units)
+        tail = [(a, b) for a, b in units if a > max(ends)]
+        if len(tail) == len(units) or sum(b - a for a, b in tail) < MIN_TAIL_S:
+            return segments  # no unit before the words (the same window again), or too little to be a skipped clip
         rest = Chunk(chunk.index, tail[0][0], tail[-1][1], tuple(join_regions(tail)))
         found = self._decode_group([rest], source, language)[0]
         if found:
