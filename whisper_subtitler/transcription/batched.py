@@ -65,6 +65,10 @@ log = logging.getLogger(__name__)
 MIN_TAIL_S = 1.0
 
 
+def _word_count(segments: Sequence[Segment]) -> int:
+    return sum(len(s.words) for s in segments)
+
+
 def thresholds_of(options: TranscribeOptions) -> Thresholds:
     """The temperature fallback's thresholds asked for in ``options`` (``--compression-ratio-threshold``, ...)."""
     return Thresholds(options.compression_ratio_threshold, options.logprob_threshold, options.no_speech_threshold)
@@ -404,7 +408,7 @@ class ChunkTranscriber:
         if found:
             log.debug(
                 "%.2f-%.2f s: the words ended at %.2f s; the %d units after it gave %d words",
-                chunk.start, chunk.end, max(ends), len(tail), sum(len(s.words) for s in found),
+                chunk.start, chunk.end, max(ends), len(tail), _word_count(found),
             )  # fmt: skip
         return segments + found
 
@@ -419,11 +423,11 @@ class ChunkTranscriber:
             return segments
         again = self._decode_group([Chunk(chunk.index, a, b, ((a, b),)) for a, b in units], source, language)
         found = tuple(s for part in again for s in part)
-        if sum(len(s.words) for s in found) <= sum(len(s.words) for s in segments):
+        if _word_count(found) <= _word_count(segments):
             return segments
         log.debug(
             "%.2f-%.2f s: decoding ended early (%d words); decoded again in %d units: %d words",
-            chunk.start, chunk.end, sum(len(s.words) for s in segments), len(units), sum(len(s.words) for s in found),
+            chunk.start, chunk.end, _word_count(segments), len(units), _word_count(found),
         )  # fmt: skip
         return found
 
