@@ -92,24 +92,32 @@ def smooth_languages(
         {r.best for r in regions} | {k for r in regions for k, p in r.probabilities.items() if p >= CANDIDATE_P}
     )
 
-    def emission(r: RegionLanguage, language: str) -> float:
-        if r.probabilities[r.best] >= sure_p and language != r.best:
-            return -math.inf
-        weight = min(1.0, max(r.duration, 0.0) / full_weight_s)
-        return weight * math.log(max(float(r.probabilities.get(language, 0.0)), PROBABILITY_FLOOR))
+    rank = {k: -i for i, k in enumerate(candidates)}  # ties keep the earlier language in ``candidates``
 
-    score = {k: emission(regions[0], k) for k in candidates}
+    def emissions(r: RegionLanguage) -> dict[str, float]:
+        best = r.best
+        sure = r.probabilities[best] >= sure_p
+        weight = min(1.0, max(r.duration, 0.0) / full_weight_s)
+        return {
+            k: -math.inf
+            if sure and k != best
+            else weight * math.log(max(float(r.probabilities.get(k, 0.0)), PROBABILITY_FLOOR))
+            for k in candidates
+        }
+
+    score = emissions(regions[0])
     back: list[dict[str, str]] = []
     for r in regions[1:]:
-        leader = max(candidates, key=lambda k: (score[k], -candidates.index(k)))
+        leader = max(candidates, key=lambda k: (score[k], rank[k]))
+        emission = emissions(r)
         pointers, new = {}, {}
         for k in candidates:
             stay, switch = score[k], score[leader] - switch_cost
             pointers[k] = k if stay >= switch else leader
-            new[k] = max(stay, switch) + emission(r, k)
+            new[k] = max(stay, switch) + emission[k]
         back.append(pointers)
         score = new
-    last = max(candidates, key=lambda k: (score[k], -candidates.index(k)))
+    last = max(candidates, key=lambda k: (score[k], rank[k]))
     path = [last]
     for pointers in reversed(back):
         path.append(pointers[path[-1]])
