@@ -290,7 +290,9 @@ def cross_validate(rows: list[dict], folds: int = 4) -> dict:
                          "test": round(pooled(test, best), 4)})  # fmt: skip
     names = [r["name"] for r in tuning]
     best = min(range(len(grid)), key=lambda k: (pooled(names, k), k))
-    default = grid.index({"INSIDE_COST": 1.0, "CLAUSE_COST": 0.4, "PAUSE": 0.5, "OVERLAP_SHARE": 0.5})
+    from whisper_subtitler import speakers
+
+    default = grid.index({name: getattr(speakers, name) for name in grid_axes})  # the module's constants
     held_names = [r["name"] for r in held]
     return {
         "grid": grid_axes,
@@ -302,6 +304,7 @@ def cross_validate(rows: list[dict], folds: int = 4) -> dict:
         "held_out_default": round(pooled(held_names, default), 4),
         "tuning_default": round(pooled(names, default), 4),
         "held_out_per_file_default": {n: table[n][default] for n in held_names},
+        "held_out_per_file_chosen": {n: table[n][best] for n in held_names},
         "points_tied_with_best_on_tuning": sum(pooled(names, k) == pooled(names, best) for k in range(len(grid))),
     }
 
