@@ -15,6 +15,7 @@ The evaluation set is built from the language clips that ship in the PyPI wheel 
     python bench/multilingual.py --cost --long-clip /tmp/long_clip.wav   # one-language file: time and words
     python bench/multilingual.py --cost --conversation /tmp/conversation.wav   # the same on real speech
     python bench/multilingual.py --conversations /tmp/speaker-set          # English conversations: WER, languages
+    python bench/multilingual.py --quotes --out /tmp/quotes.json          # one clip inside an English conversation
 
 ``--cost`` runs the CLI on an English-only file (``bench/long_clip.py``, 10 minutes) with the language
 detected per region (the default) and with ``--language en`` (one language, no detection: what a one-language file
@@ -262,6 +263,47 @@ def english_conversations(folder: Path, splits: tuple[str, ...]) -> dict:
     return {"command": f"python bench/multilingual.py --conversations {folder}", "wer": wer, "files": rows}
 
 
+QUOTE_SEEDS_FROM = 5000  # the conversation of the k-th clip (sorted by name) is re-arranged with this seed + k
+
+
+def quotes(extra: list[str]) -> dict:
+    """Every clip that is not English, each laid into a real English conversation of its own
+    (``media_multilingual.in_conversation``, seeds from ``QUOTE_SEEDS_FROM``): one sentence in another language
+    inside English speech, as a quote in an interview. All of them through one CLI run, scored as the other files;
+    ``others``: the languages of the segments outside the clip (English only, unless the clip spilled over). None of
+    these files was used to choose any constant."""
+    names = sorted(n for n in mm.clips() if not n.startswith("en/"))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        built = []
+        for k, name in enumerate(names):
+            wav = folder / f"quote-{name.replace('/', '-')}.wav"
+            placed, _ = mm.in_conversation(wav, name, QUOTE_SEEDS_FROM + k)
+            built.append((wav, placed))
+        cmd = [sys.executable, "-m", "whisper_subtitler", "transcribe", *(str(w) for w, _ in built)]
+        subprocess.run([*cmd, "-f", "json", "-o", str(folder), "--overwrite", "--no-diarize", "-q", *extra], check=True)
+        for wav, placed in built:
+            data = json.loads(wav.with_suffix(".json").read_text(encoding="utf-8"))
+            (score,) = mm.score([placed], data["segments"])
+            outside = [s for s in data["segments"] if s["end"] <= placed.start - 0.3 or s["start"] >= placed.end + 0.3]
+            rows.append(
+                {
+                    "clip": placed.clip.name,
+                    "at": [round(placed.start, 2), round(placed.end, 2)],
+                    "verdict": score.verdict,
+                    "text": score.text,
+                    "language": score.language,
+                    "cer": score.cer,
+                    "main_language": data["language"],
+                    "others": sorted({s.get("language") or "" for s in outside}),
+                }
+            )
+            print(f"{placed.clip.name:22} {score.verdict:10} {score.language} {score.text!r}", file=sys.stderr)
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in ("right", "misheard", "translated", "dropped")}
+    return {"command": "python bench/multilingual.py --quotes " + " ".join(extra), "counts": counts, "files": rows}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
@@ -281,6 +323,9 @@ def main() -> None:
         type=Path,
         help="the folder of bench/conversations.py: WER of the default against --language en on its English files",
     )
+    parser.add_argument(
+        "--quotes", action="store_true", help="each clip not in English inside a real English conversation"
+    )
     parser.add_argument("extra", nargs="*", help="more options for transcribe (after --)")
     args = parser.parse_args()
     if args.conversation is not None:
@@ -296,6 +341,8 @@ def main() -> None:
         result = grid(args.long_clip)
     elif args.conversations is not None:
         result = english_conversations(args.conversations, splits)
+    elif args.quotes:
+        result = quotes(args.extra)
     elif args.cost:
         result = cost(args.long_clip, args.runs)
         if args.conversation is not None:

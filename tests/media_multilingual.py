@@ -195,3 +195,27 @@ def score(placed: Sequence[Placed], segments: Sequence[dict]) -> list[ClipScore]
             verdict = "right" if error <= MAX_CER else "misheard"
         out.append(ClipScore(p.clip.name, text, language, round(error, 3), verdict))
     return out
+
+
+def in_conversation(path: Path, name: str, seed: int, pause: float = 0.5) -> tuple[Placed, float]:
+    """Write to ``path`` a real English conversation (pyannote's ``sample.wav`` re-arranged with ``seed``,
+    ``tests.media_conversation.rearranged_conversation``, about 30 s) with the clip ``name`` (a key of ``clips()``)
+    laid into the pause between two of its utterances, chosen with ``seed`` among the middle ones, ``pause`` seconds
+    of silence on each side: one sentence in another language inside an English conversation, as in an interview
+    with a quote. Returns the placed clip and the file's duration (seconds). Same arguments, same bytes."""
+    import tempfile
+
+    from tests.media_conversation import rearranged_conversation
+
+    clip = clips()[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        made = rearranged_conversation(Path(tmp) / "conversation.wav", seed=seed)
+        samples = read_wav(made.wav)
+    utterances = sorted(made.utterances, key=lambda u: u.start)
+    k = int(np.random.default_rng(seed).integers(3, len(utterances) - 3))  # after the k-th utterance
+    cut = round((utterances[k].end + utterances[k + 1].start) / 2 * SAMPLE_RATE)
+    silence = np.zeros(round(pause * SAMPLE_RATE), np.float32)
+    out = np.concatenate([samples[:cut], silence, clip.samples, silence, samples[cut:]])
+    write_wav(path, out)
+    start = cut / SAMPLE_RATE + len(silence) / SAMPLE_RATE
+    return Placed(clip, start, start + clip.duration), len(out) / SAMPLE_RATE

@@ -159,3 +159,42 @@ def test_a_decoding_with_far_too_few_tokens_for_its_speech_stopped_early():
 def _with(n: int, **kw) -> Decoded:
     fields = {"text": "x", "avg_logprob": -0.3, "compression_ratio": 1.0, "no_speech_prob": 0.0, "temperature": 0.0}
     return Decoded(tokens=tuple(range(n)), **{**fields, **kw})
+
+
+def test_speech_units_without_words_are_decoded_again_as_runs():
+    # A window whose decoder passed over a clip in its middle (no word's middle lies in two units of it) and wrote
+    # its end token before the last unit: the two empty runs are decoded again, in one batch, and their segments
+    # added in time order; a run under MIN_TAIL_S of speech is left alone.
+    from whisper_subtitler.decoding.chunking import Chunk
+    from whisper_subtitler.transcription.batched import MIN_TAIL_S, ChunkTranscriber
+    from whisper_subtitler.types import Segment, Word
+
+    def segment(start: float, end: float, text: str) -> Segment:
+        return Segment(start=start, end=end, text=" " + text, words=(Word(" " + text, start, end),), language="en")
+
+    transcriber = object.__new__(ChunkTranscriber)
+    transcriber.units = [(0.0, 2.0), (2.3, 3.0), (3.2, 4.5), (5.0, 6.0), (6.5, 6.9), (7.2, 8.5)]
+    asked: list[list[tuple[float, float]]] = []
+
+    def decode_group(group, source, language):
+        asked.append([(c.start, c.end) for c in group])
+        return [(segment(c.start + 0.1, c.end - 0.1, f"found{k}"),) for k, c in enumerate(group)]
+
+    transcriber._decode_group = decode_group
+    chunk = Chunk(0, 0.0, 8.5, ((0.0, 8.5),))
+    words = (segment(0.2, 1.8, "one"), segment(5.1, 5.9, "two"), segment(6.5, 6.9, "three"))
+    out = transcriber._with_gaps(chunk, None, "en", words)
+    assert MIN_TAIL_S <= 1.3  # each empty run holds at least 1.3 s of speech
+    assert asked == [[(2.3, 4.5), (7.2, 8.5)]]  # one call; (6.5, 6.9) has a word, and no run under MIN_TAIL_S
+    assert [s.text for s in out] == [" one", " found0", " two", " three", " found1"]
+    # One segment for the whole region (its words pass over the stretch): the words found go among its words.
+    (whole,) = transcriber._with_gaps(
+        chunk, None, "en", (Segment(0.2, 8.5, " x", words=sum((w.words for w in words), ())),)
+    )
+    assert whole.text == " one found0 two three found1"
+    assert [w.start for w in whole.words] == sorted(w.start for w in whole.words)
+    assert whole.end == 8.5
+    # A window none of whose units holds a word, and one without any word, are left alone.
+    assert transcriber._with_gaps(chunk, None, "en", (segment(8.6, 8.7, "x"),)) == (segment(8.6, 8.7, "x"),)
+    assert transcriber._with_gaps(chunk, None, "en", ()) == ()
+    assert len(asked) == 2

@@ -77,7 +77,7 @@ def test_a_window_whose_decoding_ends_after_its_first_clip_is_decoded_again_clip
 def test_speech_after_the_last_word_of_a_window_is_decoded_on(tmp_path):
     """A French pangram, a Polish greeting and the French counting in one VAD region: Whisper base writes the pangram
     and ends the window there, although it holds 1.5 tokens a second (not an early end by count); the units after
-    the last word are decoded as a window of their own (``ChunkTranscriber._with_tail``), so that nothing is
+    the last word are decoded as a window of their own (``ChunkTranscriber._with_gaps``), so that nothing is
     dropped (the Polish clip, which base does not hear as Polish, comes out in French)."""
     wav = tmp_path / "three.wav"
     placed = mm.build(wav, ["fr/pangrama", "pl/witaj_swiecie", "fr/comptage"], gaps=(0.6, 1.2), seed=40)
@@ -85,6 +85,21 @@ def test_speech_after_the_last_word_of_a_window_is_decoded_on(tmp_path):
     print(*scores, sep="\n")
     assert [s.verdict for s in scores][::2] == ["right", "right"]
     assert "dropped" not in [s.verdict for s in scores]
+
+
+def test_a_clip_the_window_passes_over_inside_a_conversation_is_decoded(tmp_path):
+    """Hindi counting laid into a real English conversation (``mm.in_conversation``, a seed the bench does not use):
+    the window around it is decoded in English and its decoder passes over the clip, writing no word there (3.6 s of
+    speech dropped). The units without words are decoded again on their own (``ChunkTranscriber._with_gaps``): the
+    clip gets its words back (in English digits: Whisper base hears this Hindi as English, so it is translated, not
+    dropped)."""
+    wav = tmp_path / "quote.wav"
+    placed, _ = mm.in_conversation(wav, "hi/ginti", seed=42)
+    data = transcribe(wav, tmp_path)
+    (score,) = mm.score([placed], data["segments"])
+    print(score)
+    assert score.verdict != "dropped"
+    assert "4, 5, 6" in score.text
 
 
 def test_every_clip_in_its_own_language(clips_file):

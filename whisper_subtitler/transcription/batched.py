@@ -59,10 +59,25 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Seconds of speech after a window's last word below which it is not decoded on (``_with_tail``): a sliver there is
-# more likely a breath or the end of the last word than a skipped clip, and decoded alone Whisper invents words on it
-# (a 0.2-s sliver after a region of silence came out "morgue.").
+# Seconds of speech in a run of units without words below which it is not decoded again (``_with_gaps``): a sliver
+# there is more likely a breath or the end of the last word than a skipped clip, and decoded alone Whisper invents
+# words on it (a 0.2-s sliver after a region of silence came out "morgue.").
 MIN_TAIL_S = 1.0
+
+
+def _merged(segments: Sequence[Segment], found: Sequence[Segment]) -> tuple[Segment, ...]:
+    """``segments`` with the segments ``found`` in stretches of them that had no words: a found segment that starts
+    inside one of ``segments`` (one segment per speech region: a region's words may pass over a stretch) has its
+    words put among that segment's in time order, its text rebuilt from them; the others are added. Time order."""
+    out = list(segments)
+    for f in found:
+        k = next((i for i, s in enumerate(out) if s.words and s.start <= f.start < s.end), None)
+        if k is None:
+            out.append(f)
+            continue
+        words = tuple(sorted(out[k].words + f.words, key=lambda w: (w.start, w.end)))
+        out[k] = replace(out[k], end=max(out[k].end, f.end), text="".join(w.text for w in words), words=words)
+    return tuple(sorted(out, key=lambda s: (s.start, s.end)))
 
 
 def _word_count(segments: Sequence[Segment]) -> int:
@@ -384,33 +399,44 @@ class ChunkTranscriber:
             if stopped_early(best[i], chunk.speech, self.thresholds):
                 results[i] = self._unit_by_unit(chunk, source, language, results[i])
             else:
-                results[i] = self._with_tail(chunk, source, language, results[i])
+                results[i] = self._with_gaps(chunk, source, language, results[i])
         return results
 
-    def _with_tail(
+    def _with_gaps(
         self, chunk: Chunk, source: SampleSource, language: str, segments: tuple[Segment, ...]
     ) -> tuple[Segment, ...]:
-        """``segments`` of ``chunk`` and, when its words end before some of its speech units start (the decoder wrote
-        its end token before the last units: no word lies in them), those units decoded as a window of their own
-        and their segments added: what openai-whisper's ``transcribe`` does when a window's last timestamp falls short
-        of its end (it seeks there and decodes on). Left as they are: a chunk without any word (silence, or nothing
-        Whisper could write), one whose words end before its first unit starts, and a tail of less than
-        :data:`MIN_TAIL_S` of speech."""
-        ends = [w.end for s in segments for w in s.words]
-        if not ends:
+        """``segments`` of ``chunk`` and, where some of its speech units hold no word (no word's middle lies in them:
+        the decoder skipped them, or wrote its end token before the last ones), each run of such consecutive units
+        decoded as a window of its own, and their segments added in time order: what openai-whisper's ``transcribe``
+        does when a window's last timestamp falls short of its end (it seeks there and decodes on), and for the
+        stretches that text-only decoding passes over inside a window. Left as they are: a chunk without any word
+        (silence, or nothing Whisper could write), a chunk whose every unit is empty of words (the same window
+        again), and a run of less than :data:`MIN_TAIL_S` of speech. Runs are decoded in one batch."""
+        middles = [(w.start + w.end) / 2 for s in segments for w in s.words]
+        if not middles:
             return segments
         units = regions_in(chunk, self.units)
-        tail = [(a, b) for a, b in units if a > max(ends)]
-        if len(tail) == len(units) or sum(b - a for a, b in tail) < MIN_TAIL_S:
-            return segments  # no unit before the words (the same window again), or too little to be a skipped clip
-        rest = Chunk(chunk.index, tail[0][0], tail[-1][1], tuple(join_regions(tail)))
-        found = self._decode_group([rest], source, language)[0]
+        empty = [not any(a <= m <= b for m in middles) for a, b in units]
+        if all(empty):
+            return segments
+        runs: list[list[Region]] = []
+        for k, unit in enumerate(units):
+            if empty[k]:
+                if k and empty[k - 1]:
+                    runs[-1].append(unit)
+                else:
+                    runs.append([unit])
+        runs = [run for run in runs if sum(b - a for a, b in run) >= MIN_TAIL_S]
+        if not runs:
+            return segments
+        rests = [Chunk(chunk.index, run[0][0], run[-1][1], tuple(join_regions(run))) for run in runs]
+        found = tuple(s for part in self._decode_group(rests, source, language) for s in part)
         if found:
             log.debug(
-                "%.2f-%.2f s: the words ended at %.2f s; the %d units after it gave %d words",
-                chunk.start, chunk.end, max(ends), len(tail), _word_count(found),
+                "%.2f-%.2f s: %d runs of speech units without words (%.1f s) gave %d words",
+                chunk.start, chunk.end, len(runs), sum(r.speech for r in rests), _word_count(found),
             )  # fmt: skip
-        return segments + found
+        return _merged(segments, found)
 
     def _unit_by_unit(
         self, chunk: Chunk, source: SampleSource, language: str, segments: tuple[Segment, ...]
