@@ -575,11 +575,11 @@ class BatchedTranscriber:
             attention=settings.attention,
             offset=audio.offset,
         )
-        units: Sequence[Region] = speech
-        if options.language is None and self.model.is_multilingual:
-            from whisper_subtitler.decoding.language_plan import language_units
+        # The units of the language plan and of the re-decoding rules (``_with_gaps``, ``_unit_by_unit``), the same
+        # with or without ``--language``, so that a file in one language gets the same words either way.
+        from whisper_subtitler.decoding.language_plan import language_units
 
-            units = language_units(audio.samples) or speech
+        units: Sequence[Region] = language_units(audio.samples) or speech
         segments = transcriber.transcribe(chunks, source, progress, units)
         self.on_cpu = self.on_cpu or transcriber.moved_to_cpu
         log.debug(
