@@ -18,7 +18,7 @@ absent, or a list of languages, with a multilingual model).
 On a file in one language, the cost is one decoder step per window, the regions the screen sends on and a few
 checks; the encoder output of the windows and the cross-attention keys and values the screen projects (up to
 ``CROSS_CACHE_BYTES``) are reused for decoding. Against ``--language en``, the whole run took
-1.12-1.19x as long on the espeak-ng benchmark clip and on 10 minutes of real telephone speech, most of it the regions
+1.09-1.20x as long on the espeak-ng benchmark clip and on 10 minutes of real telephone speech, most of it the regions
 encoded alone (docs/multilingual.md, "The cost").
 """
 
