@@ -255,8 +255,8 @@ def cross_validate(rows: list[dict], folds: int = 4) -> dict:
     from whisper_subtitler.types import SpeakerTurn
 
     grid_axes = {
-        "INSIDE_COST": (0.5, 1.0, 1.5, 2.0),
-        "CLAUSE_COST": (0.2, 0.4, 0.8),
+        "INSIDE_COST": (0.25, 0.5, 1.0, 1.5, 2.0),
+        "CLAUSE_COST": (0.1, 0.2, 0.4, 0.8),
         "PAUSE": (0.3, 0.5, 0.8),
         "OVERLAP_SHARE": (0.0, 0.5, 1.0),
     }

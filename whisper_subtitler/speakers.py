@@ -34,9 +34,9 @@ re-arranged into other conversations (``bench/speakers.py``, cross-validated wit
 (whisperX's: 0.007) and 1 in 81 words on the sample (whisperX's: 3); the errors left with a real diarization are
 words the diarization puts well inside the wrong speaker's turn. The two change costs were chosen by 4-fold
 cross-validation on the tuning split of ``bench/conversations.py`` (pyannote's sample and 20 conversations, clean,
-under music beds and in noise; 108 points of a grid over the four constants); on the 20 held-out conversations,
-which no choice saw: 29 speaker errors in 1,620 words, against 35 with the costs chosen before by hand (1.0 and
-0.4 s); ``docs/speaker-attribution.md``.
+under music beds and in noise; a grid of 180 points over the four constants, whose lowest costs, 0.25 and 0.1 s,
+were not chosen); on the 20 held-out conversations, which no choice saw: 29 speaker errors in 1,620 words, against
+35 with the costs chosen before by hand (1.0 and 0.4 s); ``docs/speaker-attribution.md``.
 
 Segments are split where the speaker changes, so each segment (and each cue built from it) has one speaker.
 Turns are looked up with sorted start times and ``bisect``: a word only looks at turns that start before it ends
