@@ -198,3 +198,30 @@ def test_speech_units_without_words_are_decoded_again_as_runs():
     assert transcriber._with_gaps(chunk, None, "en", (segment(8.6, 8.7, "x"),)) == (segment(8.6, 8.7, "x"),)
     assert transcriber._with_gaps(chunk, None, "en", ()) == ()
     assert len(asked) == 2
+    # A short empty unit alone is left; a word whose middle lies in the pause between two empty units cuts them into
+    # two runs (decoding them as one would decode that word again); found text without words is added as it is.
+    transcriber.units = [(0.0, 2.0), (2.3, 2.6), (2.8, 3.0), (3.2, 4.5), (5.0, 6.2), (6.5, 8.0)]
+    asked.clear()
+
+    def text_only(group, source, language):
+        asked.append([(c.start, c.end) for c in group])
+        return [(Segment(start=c.start, end=c.end, text=" text"),) for c in group]
+
+    transcriber._decode_group = text_only
+    words = (segment(0.2, 1.8, "one"), segment(2.8, 3.0, "x"), segment(4.55, 4.95, "two"))
+    out = transcriber._with_gaps(Chunk(0, 0.0, 8.0, ((0.0, 8.0),)), None, "en", words)
+    assert asked == [[(3.2, 4.5), (5.0, 8.0)]]  # (2.3, 2.6) is too short; "two" lies between 4.5 and 5.0
+    texts = [(s.start, s.text) for s in out]
+    assert texts == [(0.2, " one"), (2.8, " x"), (3.2, " text"), (4.55, " two"), (5.0, " text")]
+
+
+def test_found_text_without_words_is_not_merged_into_a_segment():
+    from whisper_subtitler.transcription.batched import _merged
+    from whisper_subtitler.types import Segment, Word
+
+    region = Segment(0.0, 8.0, " a b", words=(Word(" a", 0.5, 1.0), Word(" b", 6.0, 6.5)))
+    text_only = Segment(3.0, 4.0, " text")
+    assert _merged((region,), (text_only,)) == (region, text_only)
+    with_words = Segment(3.0, 4.0, " c", words=(Word(" c", 3.1, 3.5),))
+    (merged,) = _merged((region,), (with_words,))
+    assert merged.text == " a c b" and (merged.start, merged.end) == (0.0, 8.0)

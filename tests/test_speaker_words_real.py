@@ -25,7 +25,7 @@ def test_words_keep_their_speaker_where_whisper_runs_two_turns_together(tmp_path
     from whisper_subtitler import Subtitler
 
     made = rearranged_conversation(tmp_path / "quick.wav", seed=6, gaps=(0.1, 0.5))
-    words = Subtitler("base").run(read_wav(made.wav)).transcript.words
+    words = Subtitler("base", diarize=True).run(read_wav(made.wav)).transcript.words
     ref = [(u.speaker, u.start, u.end, u.text) for u in made.utterances]
     hyp = [(w.speaker or "?", w.start, w.end, w.text) for w in words]
 

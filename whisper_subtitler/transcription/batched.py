@@ -66,12 +66,13 @@ MIN_TAIL_S = 1.0
 
 
 def _merged(segments: Sequence[Segment], found: Sequence[Segment]) -> tuple[Segment, ...]:
-    """``segments`` with the segments ``found`` in stretches of them that had no words: a found segment that starts
-    inside one of ``segments`` (one segment per speech region: a region's words may pass over a stretch) has its
-    words put among that segment's in time order, its text rebuilt from them; the others are added. Time order."""
+    """``segments`` with the segments ``found`` in stretches of them that had no words: a found segment with words
+    that starts inside one of ``segments`` with words (one segment per speech region: a region's words may pass over
+    a stretch) has its words put among that segment's in time order, its text rebuilt from them; the others (text
+    without alignable words among them) are added as they are. Time order."""
     out = list(segments)
     for f in found:
-        k = next((i for i, s in enumerate(out) if s.words and s.start <= f.start < s.end), None)
+        k = next((i for i, s in enumerate(out) if f.words and s.words and s.start <= f.start < s.end), None)
         if k is None:
             out.append(f)
             continue
@@ -149,7 +150,7 @@ class ChunkTranscriber:
         self.model = model
         self.offset = offset
         self.sampled = 0
-        self.units: Sequence[Region] = ()  # transcribe's speech: the units a chunk that ended early is cut into
+        self.units: Sequence[Region] = ()  # transcribe's speech units: what the re-decoding rules cut a chunk into
         self.options = options
         self.thresholds = thresholds or thresholds_of(options)
         self.language = options.language
@@ -420,12 +421,14 @@ class ChunkTranscriber:
         if all(empty):
             return segments
         runs: list[list[Region]] = []
-        for k, unit in enumerate(units):
-            if empty[k]:
-                if k and empty[k - 1]:
-                    runs[-1].append(unit)
-                else:
-                    runs.append([unit])
+        for k, (a, b) in enumerate(units):
+            if not empty[k]:
+                continue
+            # A run goes on over consecutive empty units, unless a word's middle lies in the pause between them.
+            if k and empty[k - 1] and not any(units[k - 1][1] < m < a for m in middles):
+                runs[-1].append((a, b))
+            else:
+                runs.append([(a, b)])
         runs = [run for run in runs if sum(b - a for a, b in run) >= MIN_TAIL_S]
         if not runs:
             return segments
