@@ -235,7 +235,7 @@ def english_conversations(folder: Path, splits: tuple[str, ...]) -> dict:
     sys.path.insert(0, str(ROOT / "bench"))
     import speakers
 
-    from tests.media_conversation import read_stm
+    from tests.media_conversation import read_stm, word_errors
     from whisper_subtitler.cues.guards import clean_transcript
     from whisper_subtitler.writers.json import transcript_from_dict
 
@@ -252,7 +252,7 @@ def english_conversations(folder: Path, splits: tuple[str, ...]) -> dict:
             data = transcriber(folder / entry["wav"])
             transcript = clean_transcript(transcript_from_dict(data["transcript"]))
             words = [(None, w.start, w.end, w.text) for w in transcript.words]
-            errors = speakers.word_errors(words, reference)
+            errors = word_errors(words, reference)
             totals[(entry["split"], name)][0] += errors["errors"]
             totals[(entry["split"], name)][1] += errors["ref_words"]
             row[name] = {"errors": errors["errors"], "ref_words": errors["ref_words"]}

@@ -51,6 +51,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from conversations import check_tuning_seeds  # noqa: E402
 
+from tests.media_conversation import word_errors  # noqa: E402
+
 log = logging.getLogger("bench.speakers")
 
 
@@ -117,28 +119,6 @@ def as_annotation(turns):
     for k, t in enumerate(turns):
         annotation[Segment(t.start, t.end), k] = t.speaker
     return annotation
-
-
-def _seglst(rows):
-    from meeteval.io import SegLST
-
-    return SegLST(
-        [dict(session_id="s", speaker=spk, start_time=a, end_time=b, words=text) for spk, a, b, text in rows if text]
-    )
-
-
-def word_errors(words, reference) -> dict:
-    """Errors of ``words`` (``(speaker, start, end, text)``) against ``reference`` utterances: ``ref_words``,
-    ``errors`` (speakers ignored) and ``cp_errors`` (cpWER's)."""
-    from meeteval.wer import cpwer
-
-    from tests.media import normalize
-
-    ref = [(u.speaker, u.start, u.end, normalize(u.text)) for u in reference]
-    hyp = [(spk or "?", a, b, normalize(text)) for spk, a, b, text in words]
-    plain = cpwer(_seglst([("one", a, b, t) for _, a, b, t in ref]), _seglst([("one", a, b, t) for _, a, b, t in hyp]))
-    cp = cpwer(_seglst(ref), _seglst(hyp))
-    return {"ref_words": plain["s"].length, "errors": plain["s"].errors, "cp_errors": cp["s"].errors}
 
 
 def der_parts(reference, hypothesis, duration: float) -> dict:

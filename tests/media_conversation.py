@@ -65,6 +65,31 @@ def write_references(utterances: Sequence[Utterance], stem: str, stm: Path, rttm
     )
 
 
+def word_errors(words: Sequence[tuple[str | None, float, float, str]], reference: Sequence[Utterance]) -> dict:
+    """Errors of ``words`` (``(speaker, start, end, text)``, times in seconds) against ``reference`` utterances, both
+    normalised (``tests.media.normalize``): ``ref_words``, ``errors`` (speakers ignored: all words one stream) and
+    ``cp_errors`` (cpWER's, CHiME-6's concatenated minimum-permutation WER, with meeteval)."""
+    from meeteval.io import SegLST
+    from meeteval.wer import cpwer
+
+    from tests.media import normalize
+
+    def seglst(rows):
+        return SegLST(
+            [
+                dict(session_id="s", speaker=spk, start_time=a, end_time=b, words=text)
+                for spk, a, b, text in rows
+                if text
+            ]
+        )
+
+    ref = [(u.speaker, u.start, u.end, normalize(u.text)) for u in reference]
+    hyp = [(spk or "?", a, b, normalize(text)) for spk, a, b, text in words]
+    plain = cpwer(seglst([("one", a, b, t) for _, a, b, t in ref]), seglst([("one", a, b, t) for _, a, b, t in hyp]))
+    cp = cpwer(seglst(ref), seglst(hyp))
+    return {"ref_words": plain["s"].length, "errors": plain["s"].errors, "cp_errors": cp["s"].errors}
+
+
 def rearranged_conversation(
     target: Path,
     seed: int = 0,

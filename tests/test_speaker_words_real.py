@@ -12,31 +12,18 @@ from __future__ import annotations
 
 import pytest
 
-from tests.media import normalize
-from tests.media_conversation import rearranged_conversation
+from tests.media_conversation import rearranged_conversation, word_errors
 from tests.media_speech import read_wav
 
 pytestmark = pytest.mark.slow
 
 
 def test_words_keep_their_speaker_where_whisper_runs_two_turns_together(tmp_path):
-    from meeteval.wer import cpwer
-
     from whisper_subtitler import Subtitler
 
     made = rearranged_conversation(tmp_path / "quick.wav", seed=6, gaps=(0.1, 0.5))
     words = Subtitler("base", diarize=True).run(read_wav(made.wav)).transcript.words
-    ref = [(u.speaker, u.start, u.end, u.text) for u in made.utterances]
-    hyp = [(w.speaker or "?", w.start, w.end, w.text) for w in words]
-
-    def rows(items, one: bool = False):
-        return [
-            {"session_id": "s", "speaker": "one" if one else s, "start_time": a, "end_time": b, "words": normalize(t)}
-            for s, a, b, t in items
-        ]
-
-    plain = cpwer(rows(ref, True), rows(hyp, True))["s"].errors
-    by_speaker = cpwer(rows(ref), rows(hyp))["s"].errors
-    print(f"word errors {plain}, with speakers {by_speaker}")
+    errors = word_errors([(w.speaker, w.start, w.end, w.text) for w in words], made.utterances)
+    print(errors)
     assert len({w.speaker for w in words}) == 2
-    assert by_speaker - plain <= 3
+    assert errors["cp_errors"] - errors["errors"] <= 3
