@@ -67,7 +67,7 @@ test-fast: install-test
 bench: install-test
 	$(PY) bench/diarization.py --out docs/diarization-benchmark.json
 	$(PY) bench/conversations.py --out bench/results/speaker-set --long
-	$(PY) bench/speakers.py --set bench/results/speaker-set --long --cv --out docs/speakers-benchmark.json
+	$(PY) bench/speakers.py --set bench/results/speaker-set --long --cv --reference-tools --out docs/speakers-benchmark.json
 	$(PY) bench/run.py --out docs/benchmarks.md --batch-sizes 1,4,8,16
 	$(PY) bench/memory.py > docs/memory-cpu.json
 	$(PY) bench/check_sample.py --out docs/check-sample.json

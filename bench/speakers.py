@@ -23,6 +23,12 @@ Figures (both sides lower-cased, punctuation removed, ``tests.media.normalize``)
   plays alone (``background_only`` of the manifest), and diarized seconds there: both must be 0 (no cue, no
   speaker there).
 
+``--reference-tools`` adds, in the same run and on the same words, what the reference tools give: pyannote's own
+``SpeakerDiarization`` with the same two models (segmentation-3.0 and CAM++, ``OfflineSpeakerDiarization(fast=False)``:
+no speech regions, no re-count, no re-assignment) and whisperX's word-to-speaker rule (``assign_word_speakers``: the
+speaker whose turns overlap the word longest, ``speakers.assign_speakers(rule="overlap")``), under ``reference_*``
+in the summary.
+
 Long files (group ``long``, ``--long``): diarization only, in a child process (peak RSS of that process: Python,
 torch, both models and the whole waveform), DER and speakers found; ``--long-only`` runs only them.
 
@@ -133,9 +139,9 @@ def der_parts(reference, hypothesis, duration: float) -> dict:
     return {k: float(parts[k]) for k in ("total", "false alarm", "missed detection", "confusion")}
 
 
-def assign(data: dict, turns, exclusive, **constants):
-    """The words of a cached transcript with their speakers, as the pipeline assigns them; ``constants`` override
-    ``speakers``' module constants (the cross-validation)."""
+def assign(data: dict, turns, exclusive, rule: str = "boundaries", **constants):
+    """The words of a cached transcript with their speakers, as the pipeline assigns them (``rule``:
+    ``speakers.assign_speakers``'); ``constants`` override ``speakers``' module constants (the cross-validation)."""
     from whisper_subtitler import speakers
     from whisper_subtitler.cues.guards import clean_transcript
     from whisper_subtitler.writers.json import transcript_from_dict
@@ -145,7 +151,7 @@ def assign(data: dict, turns, exclusive, **constants):
     try:
         for name, value in constants.items():
             setattr(speakers, name, value)
-        assigned = speakers.assign_speakers(transcript, turns, exclusive=exclusive)
+        assigned = speakers.assign_speakers(transcript, turns, exclusive=exclusive, rule=rule)
     finally:
         for name, value in saved.items():
             setattr(speakers, name, value)
@@ -157,8 +163,9 @@ def in_stretches(start: float, end: float, stretches) -> float:
     return sum(max(0.0, min(end, b) - max(start, a)) for a, b in stretches)
 
 
-def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer) -> dict:
-    """Every figure of one file of the manifest."""
+def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer, stock=None) -> dict:
+    """Every figure of one file of the manifest; with ``stock`` (pyannote's own pipeline), also the reference
+    tools' under ``reference_tools``."""
     from tests.media_conversation import read_stm
     from tests.media_speech import read_wav
     from whisper_subtitler.types import Audio, SpeakerTurn
@@ -174,6 +181,18 @@ def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer)
     reference = read_stm(folder / entry["stm"])
     words = assign(data, turns, exclusive)
     background = entry["background_only"]
+    row: dict = {}
+    if stock is not None:  # pyannote's pipeline, words by whisperX's rule (overlapping turns, as whisperX reads them)
+        theirs = tuple(stock.diarize(Audio(samples, 16_000, wav)).turns)
+        their_words = assign(data, theirs, None, rule="overlap")
+        row["reference_tools"] = {
+            "speakers_found": len({t.speaker for t in theirs}),
+            "der_parts": der_parts(read_rttm(folder / entry["rttm"]), as_annotation(theirs), entry["duration"]),
+            **word_errors(their_words, reference),
+            "background_words": sum(
+                in_stretches((a + b) / 2, (a + b) / 2 + 1e-6, background) > 0 for _, a, b, _ in their_words
+            ),
+        }
     return {
         "name": entry["name"],
         "split": entry["split"],
@@ -192,7 +211,7 @@ def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer)
         "_cache": str(transcriber.cache / f"{digest(wav)}.transcript.json"),
         "_ref": [[u.speaker, u.start, u.end, u.text] for u in reference],
         "_keep": SpeakerTurn,  # dropped below
-    }
+    } | row
 
 
 def summarise(rows: list[dict]) -> dict:
@@ -218,6 +237,20 @@ def summarise(rows: list[dict]) -> dict:
             "background_words": sum(r.get("background_words", 0) for r in part),
             "background_turn_s": round(sum(r.get("background_turn_s", 0.0) for r in part), 3),
         }
+        theirs = [r["reference_tools"] for r in part if "reference_tools" in r]
+        if theirs:
+            total = sum(t["der_parts"]["total"] for t in theirs)
+            errors = sum(t["der_parts"][k] for t in theirs for k in ("false alarm", "missed detection", "confusion"))
+            gaps = [(t["cp_errors"] - t["errors"]) / t["ref_words"] for t in theirs]
+            out[f"{split}/{group}"] |= {
+                "reference_der": round(errors / total, 4) if total else None,
+                "reference_der_max": round(max(file_der(t) for t in theirs), 4),
+                "reference_speakers_right": sum(t["speakers_found"] == r["speakers"] for t, r in zip(theirs, part)),
+                "reference_speakers_found": sorted({t["speakers_found"] for t in theirs}),
+                "reference_cpwer_minus_wer_mean": round(sum(gaps) / len(gaps), 4),
+                "reference_cpwer_minus_wer_max": round(max(gaps), 4),
+                "reference_background_words": sum(t["background_words"] for t in theirs),
+            }
     return out
 
 
@@ -345,20 +378,24 @@ def main() -> int:
     parser.add_argument("--label", default="", help="a label stored in the JSON (e.g. before/after)")
     parser.add_argument("--cached-only", action="store_true", help="only the files already transcribed in --cache")
     parser.add_argument(
+        "--reference-tools", action="store_true",
+        help="also pyannote's own pipeline (same models) with whisperX's word-to-speaker rule, on the same words",
+    )  # fmt: skip
+    parser.add_argument(
         "--trim-vad",
-        metavar="THRESHOLD:PAD_MS",
-        help="cut the speaker turns to silero-vad's speech at this threshold and padding instead of "
-        "diarize.embedded.TRIM_VAD's (a measurement, docs/diarization.md)",
+        metavar="THRESHOLD:PAD_MS[:END_THRESHOLD]",
+        help="cut the speaker turns to silero-vad's speech at this threshold and padding (and end threshold) instead "
+        "of diarize.embedded.TRIM_VAD's (a measurement, docs/diarization.md)",
     )
     args = parser.parse_args()
     if args.trim_vad:
         from whisper_subtitler.diarize import embedded
         from whisper_subtitler.vad import VadOptions
 
-        threshold, pad = args.trim_vad.split(":")
+        threshold, pad, *neg = args.trim_vad.split(":")
         embedded.TRIM_VAD = VadOptions(
             threshold=float(threshold), min_silence_duration_ms=embedded.TRIM_VAD.min_silence_duration_ms,
-            speech_pad_ms=int(pad),
+            speech_pad_ms=int(pad), neg_threshold=float(neg[0]) if neg else None,
         )  # fmt: skip
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     manifest = json.loads((args.set / "manifest.json").read_text())
@@ -370,12 +407,18 @@ def main() -> int:
 
         transcriber = Transcriber(args.cache)
         diarizer = load_diarizer(DiarizationOptions(), "cpu")
+        stock = None
+        if args.reference_tools:
+            from whisper_subtitler.diarize.embedded import OfflineSpeakerDiarization
+            from whisper_subtitler.diarize.load import Diarizer
+
+            stock = Diarizer(OfflineSpeakerDiarization(fast=False), DiarizationOptions(), "embedded")
         for entry in manifest:
             if entry["group"] == "long" or entry["split"] not in splits or (groups and entry["group"] not in groups):
                 continue
             if args.cached_only and not (args.cache / f"{digest(args.set / entry['wav'])}.transcript.json").exists():
                 continue
-            row = evaluate_file(entry, args.set, transcriber, diarizer)
+            row = evaluate_file(entry, args.set, transcriber, diarizer, stock)
             row.pop("_keep")
             rows.append(row)
             log.info(

@@ -18,7 +18,12 @@ def sample():
 
 
 @pytest.mark.parametrize(
-    "options", [vad.VadOptions(), vad.VadOptions(min_silence_duration_ms=100, speech_pad_ms=30, threshold=0.6)]
+    "options",
+    [
+        vad.VadOptions(),
+        vad.VadOptions(min_silence_duration_ms=100, speech_pad_ms=30, threshold=0.6),
+        vad.VadOptions(min_silence_duration_ms=100, speech_pad_ms=30, neg_threshold=0.5),
+    ],
 )
 def test_regions_are_silero_vads_own(sample, options):
     from silero_vad import get_speech_timestamps_sequence, load_silero_vad
@@ -31,10 +36,20 @@ def test_regions_are_silero_vads_own(sample, options):
         min_speech_duration_ms=options.min_speech_duration_ms,
         min_silence_duration_ms=options.min_silence_duration_ms,
         speech_pad_ms=options.speech_pad_ms,
+        neg_threshold=options.neg_threshold,
     )
     expected = tuple((s["start"] / 16_000, s["end"] / 16_000) for s in stamps)
     assert len(expected) >= 1
     assert vad.speech_regions(sample, options) == expected
+
+
+def test_an_end_threshold_as_high_as_the_start_ends_regions_sooner(sample):
+    tight = vad.VadOptions(min_silence_duration_ms=100, speech_pad_ms=30)
+    ends = vad.speech_regions(sample, tight)
+    no_hysteresis = vad.speech_regions(
+        sample, vad.VadOptions(min_silence_duration_ms=100, speech_pad_ms=30, neg_threshold=0.5)
+    )
+    assert sum(b - a for a, b in no_hysteresis) < sum(b - a for a, b in ends)
 
 
 def test_the_network_runs_once_per_audio(sample, monkeypatch):

@@ -27,13 +27,15 @@ log = logging.getLogger(__name__)
 class VadOptions:
     """Silero VAD settings; names and defaults follow faster-whisper's ``VadOptions`` where they overlap.
 
-    ``threshold`` is the speech probability above which a frame is speech; durations are in milliseconds.
+    ``threshold`` is the speech probability above which a frame is speech; a region ends where it falls under
+    ``neg_threshold`` (``None``: silero-vad's ``threshold - 0.15``); durations are in milliseconds.
     """
 
     threshold: float = 0.5
     min_speech_duration_ms: int = 250
     min_silence_duration_ms: int = 500
     speech_pad_ms: int = 200
+    neg_threshold: float | None = None
 
 
 @lru_cache(maxsize=1)
@@ -113,6 +115,7 @@ def speech_regions(samples: np.ndarray, options: VadOptions = VadOptions()) -> t
         min_speech_duration_ms=options.min_speech_duration_ms,
         min_silence_duration_ms=options.min_silence_duration_ms,
         speech_pad_ms=options.speech_pad_ms,
+        neg_threshold=options.neg_threshold,
         audio_length_samples=len(samples),
     )
     return tuple((s["start"] / SAMPLE_RATE, s["end"] / SAMPLE_RATE) for s in stamps)
