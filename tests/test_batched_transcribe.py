@@ -44,8 +44,8 @@ def clean_speech(tmp_path_factory) -> tuple[Audio, str, list[float]]:
         parts.append(read_wav(media.espeak(text, folder / f"s{i}.wav", voice="en-us", speed=150)))
         if i < len(SENTENCES) - 1:
             parts.append(np.zeros(int(PAUSES_S[i % len(PAUSES_S)] * SAMPLE_RATE), np.float32))
-    # Trailing silence: openai-whisper's transcribe() loops forever when a clip_timestamps end rounds past the
-    # last mel frame, as a VAD region ending with the audio does (the sequential path compared with here).
+    # Trailing silence, so that both paths see the same last chunk (a region ending with the audio is cut at the
+    # last mel frame by the sequential path: test_the_sequential_path_ends_on_speech_up_to_the_last_sample).
     parts.append(np.zeros(SAMPLE_RATE, np.float32))
     audio = Audio(samples=np.concatenate(parts), sample_rate=SAMPLE_RATE, source=folder / "clean.wav")
     return audio, " ".join(SENTENCES), onsets
@@ -257,3 +257,30 @@ def test_speech_up_to_the_last_sample_is_transcribed(tiny, clean_speech, batched
     out = BatchedTranscriber(tiny, TranscribeOptions(), batch_size=4).transcribe(cut, speech)
     assert len(out.words) >= len(batched.words) - 3
     assert all(w.end <= cut.duration for w in out.words)
+
+
+def test_the_sequential_path_ends_on_speech_up_to_the_last_sample(tiny, clean_speech, batched):
+    """openai-whisper's ``transcribe()`` decodes forever a ``clip_timestamps`` clip whose end rounds past the last
+    mel frame (its seek stops moving); a VAD region that ends with the audio is such a clip when the audio's length
+    is not a whole number of mel frames (160 samples). The sequential path ends its clips at the last frame."""
+    import threading
+
+    from whisper_subtitler.transcription.sequential import SequentialTranscriber
+    from whisper_subtitler.vad import speech_regions
+
+    audio = clean_speech[0]
+    end = len(audio.samples) - SAMPLE_RATE - SAMPLE_RATE // 2
+    end -= end % 160 - 100  # 100 samples into a mel frame: the region's end, in frames, rounds up past the last
+    cut = Audio(samples=audio.samples[:end], sample_rate=SAMPLE_RATE, source=audio.source)  # inside the last word
+    speech = speech_regions(cut.samples)
+    assert speech[-1][1] == pytest.approx(cut.duration, abs=0.05)
+    done: list = []
+    worker = threading.Thread(
+        target=lambda: done.append(SequentialTranscriber(tiny, TranscribeOptions()).transcribe(cut, speech)),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(timeout=600)
+    assert done, "the sequential path did not end"
+    assert len(done[0].words) >= len(batched.words) - 5
+    assert all(w.end <= cut.duration for w in done[0].words)

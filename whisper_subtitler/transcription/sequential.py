@@ -48,7 +48,21 @@ def _segment(raw: dict, language: str | None = None) -> Segment:
 def _transcribe_clips(whisper, model, audio: Audio, clips, language: str, options: TranscribeOptions) -> dict:
     """openai-whisper's ``transcribe()`` over ``clips`` ((start, end) seconds) of ``audio``, with word timestamps and
     the decoding options of ``options`` under their own names. The initial prompt is carried into every window
-    (``carry_initial_prompt``), as the batched path gives it to every chunk."""
+    (``carry_initial_prompt``), as the batched path gives it to every chunk.
+
+    Each clip ends at the audio's last mel frame at the latest: openai-whisper 20250625 decodes a clip that reaches
+    past the end of the audio forever (its window there has no frames, so its seek never moves; openai/whisper pull
+    request 2005), and a speech region's padding can reach past the end."""
+    frames = len(audio.samples) // whisper.audio.HOP_LENGTH  # openai-whisper's content frames
+    last = frames / whisper.audio.FRAMES_PER_SECOND
+    clips = [(start, min(end, last)) for start, end in clips]
+    clips = [
+        (start, end)
+        for start, end in clips
+        if round(start * whisper.audio.FRAMES_PER_SECOND) < round(end * whisper.audio.FRAMES_PER_SECOND)
+    ]
+    if not clips:
+        return {"segments": []}
     return whisper.transcribe(
         model,
         audio.samples,
