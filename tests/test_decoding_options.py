@@ -4,6 +4,7 @@ line reads them, and what each changes on real speech (pyannote's sample, the ti
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -69,7 +70,11 @@ def test_the_sequential_path_passes_each_option_under_openai_whispers_name():
     from whisper_subtitler.transcription.sequential import _transcribe_clips
 
     seen: dict = {}
-    fake = SimpleNamespace(transcribe=lambda model, samples, **kw: seen.update(kw) or {"segments": []})
+    import whisper.audio
+
+    fake = SimpleNamespace(
+        transcribe=lambda model, samples, **kw: seen.update(kw) or {"segments": []}, audio=whisper.audio
+    )
     options = TranscribeOptions(
         initial_prompt="Dianne",
         beam_size=5,
@@ -82,7 +87,7 @@ def test_the_sequential_path_passes_each_option_under_openai_whispers_name():
         no_speech_threshold=0.5,
         condition_on_previous_text=True,
     )
-    _transcribe_clips(fake, None, SimpleNamespace(samples=None), [(1.0, 2.0)], "en", options)
+    _transcribe_clips(fake, None, SimpleNamespace(samples=np.zeros(3 * 16_000)), [(1.0, 2.0)], "en", options)
     assert seen["initial_prompt"] == "Dianne" and seen["carry_initial_prompt"] is True
     assert (seen["beam_size"], seen["best_of"], seen["patience"]) == (5, 3, 1.5)
     assert seen["temperature"] == (0.0, 0.4) and seen["suppress_tokens"] == []
@@ -229,3 +234,23 @@ def test_int8_quantizes_the_model_and_still_transcribes(sample):
     assert not isinstance(model.encoder.blocks[0].mlp[0], DynamicLinear)  # int8 encoders cost words (quantize.py)
     audio, speech = sample
     assert "New Jersey" in _text(BatchedTranscriber(model, TranscribeOptions(language="en")).transcribe(audio, speech))
+
+
+def test_the_sequential_paths_clips_end_at_the_last_mel_frame():
+    """openai-whisper's ``transcribe()`` loops forever on a clip that ends past the last mel frame (160 samples)."""
+    from types import SimpleNamespace
+
+    import whisper.audio
+
+    from whisper_subtitler.transcription.sequential import _transcribe_clips
+
+    seen: dict = {}
+    fake = SimpleNamespace(
+        transcribe=lambda model, samples, **kw: seen.update(kw) or {"segments": []}, audio=whisper.audio
+    )
+    audio = SimpleNamespace(samples=np.zeros(2 * 16_000 + 100))  # 200 frames and 100 samples: 2.00625 s
+    _transcribe_clips(fake, None, audio, [(0.5, 1.0), (1.5, 2.00625), (2.003, 2.00625)], "en", TranscribeOptions())
+    assert seen["clip_timestamps"] == [0.5, 1.0, 1.5, 2.0]  # the last clip had no whole frame: dropped
+    seen.clear()
+    assert _transcribe_clips(fake, None, audio, [(2.001, 2.00625)], "en", TranscribeOptions()) == {"segments": []}
+    assert seen == {}

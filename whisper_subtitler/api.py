@@ -78,6 +78,14 @@ class Result:
         return self.transcript.duration
 
     @property
+    def unheard_speech(self) -> tuple[tuple[float, float], ...]:
+        """The stretches ``(start, end)`` in seconds of at least 1 s where the VAD heard speech and no word was
+        written (``quality.coverage.unheard_speech``): speech the subtitles lost."""
+        from whisper_subtitler.quality.coverage import unheard_speech
+
+        return unheard_speech(self.speech, ((w.start, w.end) for w in self.transcript.words))
+
+    @property
     def segments(self) -> tuple[Segment, ...]:
         """Whisper's segments, times in seconds, each with its words."""
         return self.transcript.segments

@@ -11,6 +11,7 @@ outputs.write_subtitles  SRT, WebVTT, ... written atomically, never clobbered  (
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Generator, Iterable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from whisper_subtitler.models.holder import ModelHolder
 from whisper_subtitler.outputs import output_path, write_subtitles
 from whisper_subtitler.pieces import open_stream, prepare_first, resume, speech_pieces
 from whisper_subtitler.prefetch import Prefetcher, Prepared
+from whisper_subtitler.quality.coverage import describe, unheard_speech
 from whisper_subtitler.quality.report import log_faults
 from whisper_subtitler.results import FileResult, FileStatus
 from whisper_subtitler.stages import OnStage, Stage, StageTimer
@@ -34,6 +36,8 @@ from whisper_subtitler.vad import speech_regions
 from whisper_subtitler.video import video_targets, write_video_copies
 from whisper_subtitler.video.run import require_subtitle_filter
 from whisper_subtitler.writers import FORMATS, WriterOptions
+
+log = logging.getLogger(__name__)
 
 LANGUAGE_SEARCH_S = 120.0  # seconds at the start of a file searched for the speech that language detection hears
 
@@ -193,6 +197,9 @@ class Pipeline:
         stream = resume(prepared) if prepared is not None else self.open(source)
         subtitled = self.subtitle(stream, timer, prepared.regions if prepared is not None else None)
         transcript, cues = subtitled.transcript, subtitled.cues
+        unheard = unheard_speech(subtitled.speech, ((w.start, w.end) for w in transcript.words))
+        if unheard:
+            log.warning("%s: %s (Whisper wrote nothing there; a larger --model may hear it)", source, describe(unheard))
         timer.start(Stage.WRITE)
         targets = list(zip(self.options.formats, self.outputs_for(source)))
         written, kept = self.write_subtitles(transcript, cues, targets)
@@ -210,6 +217,7 @@ class Pipeline:
             duration=round(transcript.duration, 3),
             language=transcript.language,
             speakers=transcript.speakers,
+            unheard_speech=unheard,
             timings=timer.stop(),
         )
 

@@ -20,7 +20,9 @@ class FileStatus(StrEnum):
 @dataclass(frozen=True)
 class FileResult:
     """The outcome for one input: ``outputs`` written, ``skipped_outputs`` kept as they were, ``error`` the one-line
-    reason of a failure; ``duration`` in audio seconds, ``timings`` wall seconds per stage (``stages.Stage``)."""
+    reason of a failure; ``duration`` in audio seconds, ``timings`` wall seconds per stage (``stages.Stage``);
+    ``unheard_speech`` the stretches ``(start, end)`` (seconds) where the VAD heard speech and the subtitles have no
+    word (``quality.coverage.unheard_speech``)."""
 
     source: Path
     status: FileStatus
@@ -31,6 +33,7 @@ class FileResult:
     duration: float | None = None
     language: str | None = None
     speakers: tuple[str, ...] = ()
+    unheard_speech: tuple[tuple[float, float], ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
 
     @classmethod

@@ -62,6 +62,7 @@ class BatchSummary:
                     "duration": r.duration,
                     "language": r.language,
                     "speakers": list(r.speakers),
+                    "unheard_speech": [list(stretch) for stretch in r.unheard_speech],
                     "timings": r.timings,
                     "error": r.error,
                 }
