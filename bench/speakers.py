@@ -241,11 +241,13 @@ def summarise(rows: list[dict]) -> dict:
         if theirs:
             total = sum(t["der_parts"]["total"] for t in theirs)
             errors = sum(t["der_parts"][k] for t in theirs for k in ("false alarm", "missed detection", "confusion"))
-            gaps = [(t["cp_errors"] - t["errors"]) / t["ref_words"] for t in theirs]
+            gaps = [(t["cp_errors"] - t["errors"]) / t["ref_words"] for t in theirs if t["ref_words"]]
             out[f"{split}/{group}"] |= {
                 "reference_der": round(errors / total, 4) if total else None,
                 "reference_der_max": round(max(file_der(t) for t in theirs), 4),
-                "reference_speakers_right": sum(t["speakers_found"] == r["speakers"] for t, r in zip(theirs, part)),
+                "reference_speakers_right": sum(
+                    r["reference_tools"]["speakers_found"] == r["speakers"] for r in part if "reference_tools" in r
+                ),
                 "reference_speakers_found": sorted({t["speakers_found"] for t in theirs}),
                 "reference_cpwer_minus_wer_mean": round(sum(gaps) / len(gaps), 4),
                 "reference_cpwer_minus_wer_max": round(max(gaps), 4),
@@ -393,6 +395,8 @@ def main() -> int:
         from whisper_subtitler.vad import VadOptions
 
         threshold, pad, *neg = args.trim_vad.split(":")
+        if len(neg) > 1:
+            parser.error("--trim-vad takes THRESHOLD:PAD_MS[:END_THRESHOLD]")
         embedded.TRIM_VAD = VadOptions(
             threshold=float(threshold), min_silence_duration_ms=embedded.TRIM_VAD.min_silence_duration_ms,
             speech_pad_ms=int(pad), neg_threshold=float(neg[0]) if neg else None,

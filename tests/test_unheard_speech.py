@@ -34,7 +34,15 @@ def test_each_region_is_measured_on_its_own_and_words_outside_speech_do_not_coun
     assert unheard_speech(speech, words) == ((10.0, 12.5),)
 
 
+def test_overlapping_words_long_words_and_words_across_two_regions():
+    speech = [(0.0, 6.0), (6.5, 12.0)]
+    words = [(0.5, 4.0), (1.0, 1.5), (2.0, 2.5), (5.8, 6.8), (10.0, 10.5)]  # sorted by start, not by end
+    assert unheard_speech(speech, words) == ((7.3, 9.5), (11.0, 12.0))  # (5.8, 6.8) reaches into both regions
+    assert unheard_speech([(0.0, 10.0)], [(5.0, 6.0), (0.5, 1.0), (5.2, 5.4)]) == ((1.5, 4.5), (6.5, 10.0))
+
+
 def test_the_line_says_how_many_how_long_and_where():
+    assert clock(59.96) == "1:00.0"
     assert clock(75.25) == "1:15.2"
     assert clock(3723.0) == "1:02:03.0"
     line = describe([(11.0, 14.7), (60.0, 61.5), (70.0, 72.0), (80.0, 81.0)])
@@ -59,6 +67,8 @@ def test_a_clip_the_sequential_path_drops_is_named_on_stderr_and_in_the_json_sum
     (stretch,) = json.loads(dropped.stdout)["files"][0]["unheard_speech"]
     assert stretch[0] <= placed.start + 0.5 and stretch[1] >= placed.end - 0.5
     assert "quote.wav: 1 stretch of speech" in dropped.stderr and "got no words, at 0:1" in dropped.stderr
+    quiet = cli("transcribe", str(wav), "-o", str(tmp_path / "quiet"), "--no-batch", "-q", *common, env=wide)
+    assert "got no words" not in quiet.stderr and json.loads(quiet.stdout)["files"][0]["unheard_speech"]
     assert (tmp_path / "seq" / "quote.json").exists()  # a warning: the subtitles are still written
 
     kept = cli("transcribe", str(wav), "-o", str(tmp_path / "default"), *common, env=wide)

@@ -11,7 +11,6 @@ outputs.write_subtitles  SRT, WebVTT, ... written atomically, never clobbered  (
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Generator, Iterable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from whisper_subtitler.models.holder import ModelHolder
 from whisper_subtitler.outputs import output_path, write_subtitles
 from whisper_subtitler.pieces import open_stream, prepare_first, resume, speech_pieces
 from whisper_subtitler.prefetch import Prefetcher, Prepared
-from whisper_subtitler.quality.coverage import describe, unheard_speech
+from whisper_subtitler.quality.coverage import unheard_speech
 from whisper_subtitler.quality.report import log_faults
 from whisper_subtitler.results import FileResult, FileStatus
 from whisper_subtitler.stages import OnStage, Stage, StageTimer
@@ -36,8 +35,6 @@ from whisper_subtitler.vad import speech_regions
 from whisper_subtitler.video import video_targets, write_video_copies
 from whisper_subtitler.video.run import require_subtitle_filter
 from whisper_subtitler.writers import FORMATS, WriterOptions
-
-log = logging.getLogger(__name__)
 
 LANGUAGE_SEARCH_S = 120.0  # seconds at the start of a file searched for the speech that language detection hears
 
@@ -198,8 +195,6 @@ class Pipeline:
         subtitled = self.subtitle(stream, timer, prepared.regions if prepared is not None else None)
         transcript, cues = subtitled.transcript, subtitled.cues
         unheard = unheard_speech(subtitled.speech, ((w.start, w.end) for w in transcript.words))
-        if unheard:
-            log.warning("%s: %s (Whisper wrote nothing there; a larger --model may hear it)", source, describe(unheard))
         timer.start(Stage.WRITE)
         targets = list(zip(self.options.formats, self.outputs_for(source)))
         written, kept = self.write_subtitles(transcript, cues, targets)

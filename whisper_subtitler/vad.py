@@ -28,7 +28,7 @@ class VadOptions:
     """Silero VAD settings; names and defaults follow faster-whisper's ``VadOptions`` where they overlap.
 
     ``threshold`` is the speech probability above which a frame is speech; a region ends where it falls under
-    ``neg_threshold`` (``None``: silero-vad's ``threshold - 0.15``); durations are in milliseconds.
+    ``neg_threshold`` (``None``: silero-vad's ``max(threshold - 0.15, 0.01)``); durations are in milliseconds.
     """
 
     threshold: float = 0.5

@@ -209,10 +209,16 @@ def finish(summary: BatchSummary, json_summary: bool) -> typer.Exit:
 
 
 def report_result(result: FileResult, quiet: bool) -> None:
-    """One line on stderr per output and per failed file: what was written, kept, or why it failed."""
+    """One line on stderr per output and per failed file: what was written, kept, or why it failed; and one for
+    speech that got no words (``quality.coverage``), here in the driver so that Ray's workers report it too."""
     if result.status is FileStatus.FAILED:
         err.print(f"[red]failed:[/red] {result.error}", highlight=False, soft_wrap=True)
     elif not quiet:
+        if result.unheard_speech:
+            from whisper_subtitler.quality.coverage import describe
+
+            line = f"{result.source}: {describe(result.unheard_speech)} (no words there; a larger --model may hear it)"
+            err.print(f"[yellow]warning:[/yellow] {line}", highlight=False, soft_wrap=True)
         for out in result.outputs:
             err.print(f"wrote {out}", highlight=False, soft_wrap=True)
         for out in result.skipped_outputs:

@@ -3,8 +3,9 @@
 Whisper can end a window early, hear a language it cannot write, or take speech for silence; the subtitles then
 have a hole and nothing says so. The transcription already decodes such stretches again
 (``transcription.batched.ChunkTranscriber``); what is still without words after that is reported, so that a user
-running hundreds of files learns which ones lost speech (a warning on stderr, and ``unheard_speech`` in the
-``--json`` summary) instead of finding out from a viewer.
+running hundreds of files learns which ones lost speech (a line on stderr, and ``unheard_speech`` in the
+``--json`` summary) instead of finding out from a viewer. Words the hallucination guards removed count as none:
+what matters is what the subtitles show.
 
 Pure logic on seconds: no audio, no model.
 """
@@ -48,7 +49,7 @@ def unheard_speech(
 
 def clock(seconds: float) -> str:
     """``seconds`` as ``M:SS.s`` (``H:MM:SS.s`` from an hour): how a player shows a position."""
-    minutes, rest = divmod(max(0.0, seconds), 60.0)
+    minutes, rest = divmod(round(max(0.0, seconds), 1), 60.0)  # rounded first: 59.96 s is 1:00.0, not 0:60.0
     hours, minutes = divmod(int(minutes), 60)
     return f"{hours}:{minutes:02d}:{rest:04.1f}" if hours else f"{minutes}:{rest:04.1f}"
 
