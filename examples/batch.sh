@@ -29,6 +29,10 @@ esac
 
 if command -v jq >/dev/null; then
   jq -r '.files[] | select(.status == "failed") | "  \(.input): \(.error)"' "$out/summary.json"
+  # Done, but with speech the subtitles have no words for (a clip Whisper could not hear): worth a look.
+  jq -r '.files[] | select((.unheard_speech // []) | length > 0)
+         | "  check \(.input): \(.unheard_speech | length) stretch(es) of speech without subtitles, the first at \(.unheard_speech[0][0]) s"' \
+    "$out/summary.json"
   jq -r '"done \(.counts.done), skipped \(.counts.skipped), failed \(.counts.failed) in \(.wall_seconds) s"' \
     "$out/summary.json"
 else
