@@ -163,6 +163,11 @@ def in_stretches(start: float, end: float, stretches) -> float:
     return sum(max(0.0, min(end, b) - max(start, a)) for a, b in stretches)
 
 
+def words_in(words, stretches) -> int:
+    """How many ``(speaker, start, end, text)`` words have their middle inside the ``(start, end)`` stretches."""
+    return sum(in_stretches((a + b) / 2, (a + b) / 2 + 1e-6, stretches) > 0 for _, a, b, _ in words)
+
+
 def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer, stock=None) -> dict:
     """Every figure of one file of the manifest; with ``stock`` (pyannote's own pipeline), also the reference
     tools' under ``reference_tools``."""
@@ -189,9 +194,7 @@ def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer,
             "speakers_found": len({t.speaker for t in theirs}),
             "der_parts": der_parts(read_rttm(folder / entry["rttm"]), as_annotation(theirs), entry["duration"]),
             **word_errors(their_words, reference),
-            "background_words": sum(
-                in_stretches((a + b) / 2, (a + b) / 2 + 1e-6, background) > 0 for _, a, b, _ in their_words
-            ),
+            "background_words": words_in(their_words, background),
         }
     return {
         "name": entry["name"],
@@ -203,7 +206,7 @@ def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer,
         "speakers_found": len({t.speaker for t in turns}),
         "der_parts": der_parts(read_rttm(folder / entry["rttm"]), as_annotation(turns), entry["duration"]),
         **word_errors(words, reference),
-        "background_words": sum(in_stretches((a + b) / 2, (a + b) / 2 + 1e-6, background) > 0 for _, a, b, _ in words),
+        "background_words": words_in(words, background),
         "background_turn_s": round(sum(in_stretches(t.start, t.end, background) for t in turns), 3),
         "diarize_s": round(seconds, 2),
         "_turns": [[t.start, t.end, t.speaker] for t in turns],
@@ -221,39 +224,35 @@ def summarise(rows: list[dict]) -> dict:
         sorted(rows, key=lambda r: (r["split"], r["group"])), key=lambda r: (r["split"], r["group"])
     ):
         part = list(part)
-        total = sum(r["der_parts"]["total"] for r in part)
-        errors = sum(r["der_parts"][k] for r in part for k in ("false alarm", "missed detection", "confusion"))
-        words = sum(r.get("ref_words", 0) for r in part)
-        gaps = [(r["cp_errors"] - r["errors"]) / r["ref_words"] for r in part if r.get("ref_words")]
         out[f"{split}/{group}"] = {
             "files": len(part),
-            "der": round(errors / total, 4) if total else None,
-            "der_max": round(max(file_der(r) for r in part), 4),
-            "speakers_right": sum(r["speakers_found"] == r["speakers"] for r in part),
-            "speakers_found": sorted({r["speakers_found"] for r in part}),
-            "wer": round(sum(r.get("errors", 0) for r in part) / words, 4) if words else None,
-            "cpwer_minus_wer_mean": round(sum(gaps) / len(gaps), 4) if gaps else None,
-            "cpwer_minus_wer_max": round(max(gaps), 4) if gaps else None,
-            "background_words": sum(r.get("background_words", 0) for r in part),
+            **figures(part),
             "background_turn_s": round(sum(r.get("background_turn_s", 0.0) for r in part), 3),
         }
-        theirs = [r["reference_tools"] for r in part if "reference_tools" in r]
+        theirs = [r["reference_tools"] | {"speakers": r["speakers"]} for r in part if "reference_tools" in r]
         if theirs:
-            total = sum(t["der_parts"]["total"] for t in theirs)
-            errors = sum(t["der_parts"][k] for t in theirs for k in ("false alarm", "missed detection", "confusion"))
-            gaps = [(t["cp_errors"] - t["errors"]) / t["ref_words"] for t in theirs if t["ref_words"]]
-            out[f"{split}/{group}"] |= {
-                "reference_der": round(errors / total, 4) if total else None,
-                "reference_der_max": round(max(file_der(t) for t in theirs), 4),
-                "reference_speakers_right": sum(
-                    r["reference_tools"]["speakers_found"] == r["speakers"] for r in part if "reference_tools" in r
-                ),
-                "reference_speakers_found": sorted({t["speakers_found"] for t in theirs}),
-                "reference_cpwer_minus_wer_mean": round(sum(gaps) / len(gaps), 4),
-                "reference_cpwer_minus_wer_max": round(max(gaps), 4),
-                "reference_background_words": sum(t["background_words"] for t in theirs),
-            }
+            out[f"{split}/{group}"] |= {f"reference_{k}": v for k, v in figures(theirs).items() if k != "wer"}
     return out
+
+
+def figures(part: list[dict]) -> dict:
+    """DER (accumulated over ``part``'s files) and the worst file's, speaker counts, WER, cpWER - WER per file (mean
+    and max) and words in the background-only stretches, of rows with ``der_parts``, ``speakers`` and
+    ``speakers_found`` (and, when transcribed, ``errors``, ``cp_errors``, ``ref_words``, ``background_words``)."""
+    total = sum(r["der_parts"]["total"] for r in part)
+    errors = sum(r["der_parts"][k] for r in part for k in ("false alarm", "missed detection", "confusion"))
+    words = sum(r.get("ref_words", 0) for r in part)
+    gaps = [(r["cp_errors"] - r["errors"]) / r["ref_words"] for r in part if r.get("ref_words")]
+    return {
+        "der": round(errors / total, 4) if total else None,
+        "der_max": round(max(file_der(r) for r in part), 4),
+        "speakers_right": sum(r["speakers_found"] == r["speakers"] for r in part),
+        "speakers_found": sorted({r["speakers_found"] for r in part}),
+        "wer": round(sum(r.get("errors", 0) for r in part) / words, 4) if words else None,
+        "cpwer_minus_wer_mean": round(sum(gaps) / len(gaps), 4) if gaps else None,
+        "cpwer_minus_wer_max": round(max(gaps), 4) if gaps else None,
+        "background_words": sum(r.get("background_words", 0) for r in part),
+    }
 
 
 def file_der(row: dict) -> float:

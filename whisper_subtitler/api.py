@@ -81,9 +81,9 @@ class Result:
     def unheard_speech(self) -> tuple[tuple[float, float], ...]:
         """The stretches ``(start, end)`` in seconds of at least 1 s where the VAD heard speech and no word was
         written (``quality.coverage.unheard_speech``): speech the subtitles lost."""
-        from whisper_subtitler.quality.coverage import unheard_speech
+        from whisper_subtitler.quality.coverage import unheard_in
 
-        return unheard_speech(self.speech, ((w.start, w.end) for w in self.transcript.words))
+        return unheard_in(self.transcript, self.speech)
 
     @property
     def segments(self) -> tuple[Segment, ...]:

@@ -24,7 +24,7 @@ from whisper_subtitler.models.holder import ModelHolder
 from whisper_subtitler.outputs import output_path, write_subtitles
 from whisper_subtitler.pieces import open_stream, prepare_first, resume, speech_pieces
 from whisper_subtitler.prefetch import Prefetcher, Prepared
-from whisper_subtitler.quality.coverage import unheard_speech
+from whisper_subtitler.quality.coverage import unheard_in
 from whisper_subtitler.quality.report import log_faults
 from whisper_subtitler.results import FileResult, FileStatus
 from whisper_subtitler.stages import OnStage, Stage, StageTimer
@@ -194,7 +194,6 @@ class Pipeline:
         stream = resume(prepared) if prepared is not None else self.open(source)
         subtitled = self.subtitle(stream, timer, prepared.regions if prepared is not None else None)
         transcript, cues = subtitled.transcript, subtitled.cues
-        unheard = unheard_speech(subtitled.speech, ((w.start, w.end) for w in transcript.words))
         timer.start(Stage.WRITE)
         targets = list(zip(self.options.formats, self.outputs_for(source)))
         written, kept = self.write_subtitles(transcript, cues, targets)
@@ -212,7 +211,7 @@ class Pipeline:
             duration=round(transcript.duration, 3),
             language=transcript.language,
             speakers=transcript.speakers,
-            unheard_speech=unheard,
+            unheard_speech=unheard_in(transcript, subtitled.speech),
             timings=timer.stop(),
         )
 

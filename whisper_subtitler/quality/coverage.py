@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from whisper_subtitler.types import Transcript
+
 WORD_REACH_S = 0.5  # seconds: a word timestamp accounts for speech this far on each side (timestamps smear)
 UNHEARD_MIN_S = 1.0  # seconds: shorter stretches without words are breaths, laughs and the VAD's padding
 
@@ -45,6 +47,11 @@ def unheard_speech(
         if end - position >= min_length:
             out.append((round(position, 3), round(end, 3)))
     return tuple(out)
+
+
+def unheard_in(transcript: Transcript, speech: Sequence[Region]) -> tuple[Region, ...]:
+    """:func:`unheard_speech` of ``transcript``'s words in the VAD's ``speech`` regions (seconds)."""
+    return unheard_speech(speech, ((w.start, w.end) for w in transcript.words))
 
 
 def clock(seconds: float) -> str:

@@ -53,14 +53,9 @@ def _transcribe_clips(whisper, model, audio: Audio, clips, language: str, option
     Each clip ends at the audio's last mel frame at the latest: openai-whisper 20250625 decodes a clip that reaches
     past the end of the audio forever (its window there has no frames, so its seek never moves; openai/whisper pull
     request 2005), and a speech region's padding can reach past the end."""
-    frames = len(audio.samples) // whisper.audio.HOP_LENGTH  # openai-whisper's content frames
-    last = frames / whisper.audio.FRAMES_PER_SECOND
-    clips = [(start, min(end, last)) for start, end in clips]
-    clips = [
-        (start, end)
-        for start, end in clips
-        if round(start * whisper.audio.FRAMES_PER_SECOND) < round(end * whisper.audio.FRAMES_PER_SECOND)
-    ]
+    per_second = whisper.audio.FRAMES_PER_SECOND
+    last = len(audio.samples) // whisper.audio.HOP_LENGTH / per_second  # openai-whisper's content frames, in seconds
+    clips = [(a, min(b, last)) for a, b in clips if round(a * per_second) < round(min(b, last) * per_second)]
     if not clips:
         return {"segments": []}
     return whisper.transcribe(
