@@ -84,6 +84,12 @@ def build(spec: FileSpec, folder: Path) -> tuple[Path, list[mm.Placed]]:
     return wav, mm.build(wav, spec.order, gaps=spec.gaps, seed=spec.seed)
 
 
+def verdicts(found) -> dict[str, int]:
+    """How many clips of each verdict (``media_multilingual.score``) are in ``found``, zeros included."""
+    found = list(found)
+    return {v: found.count(v) for v in ("right", "misheard", "translated", "dropped")}
+
+
 def run_cli(wav: Path, out: Path, extra: list[str]) -> tuple[float, float]:
     """``whisper-subtitler transcribe`` with JSON output; returns its wall seconds and CPU seconds (user + system,
     which another busy process on the machine inflates less than the wall time)."""
@@ -108,7 +114,7 @@ def evaluate(extra: list[str], splits: tuple[str, ...] = ("tuning", "held-out"))
             seconds, _ = run_cli(wav, folder, extra)
             data = json.loads((folder / f"{spec.name}.json").read_text(encoding="utf-8"))
             scores = mm.score(placed, data["segments"])
-            counts = {v: sum(s.verdict == v for s in scores) for v in ("right", "misheard", "translated", "dropped")}
+            counts = verdicts(s.verdict for s in scores)
             rows.append(
                 {
                     **asdict(spec),
@@ -133,49 +139,41 @@ def reference_tools(splits: tuple[str, ...] = ("tuning", "held-out")) -> dict:
     ``BatchedInferencePipeline`` with ``multilingual=True`` (VAD chunks of up to 30 s), word timestamps on. Neither
     tool writes a language per segment, so a clip counts as translated when its text is not its own (CER over
     ``MAX_CER``), as for our code before per-region languages."""
-    import shutil
-
+    import ctranslate2
     import numpy as np
+    import torch
     import whisper
     from faster_whisper import BatchedInferencePipeline, WhisperModel
 
     from whisper_subtitler.models import load_whisper, resolve_model, wheels
 
-    def as_dicts(segments) -> list[dict]:
-        return [
-            {"start": s.start, "end": s.end, "text": s.text,
-             "words": [{"start": w.start, "end": w.end, "text": w.word} for w in s.words or []]}
-            for s in segments
-        ]  # fmt: skip
-
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, wheels.PROVIDERS["base"].folder() as joined:
+    with tempfile.TemporaryDirectory() as tmp, wheels.PROVIDERS["base"].folder() as ct2:
         folder = Path(tmp)
-        ct2 = folder / "ct2"
-        shutil.copytree(joined, ct2)
         openai_model = load_whisper(resolve_model("base"), "cpu")
         fw = WhisperModel(str(ct2), device="cpu", compute_type="float32")
         batched = BatchedInferencePipeline(fw)
         for spec in (s for s in specs() if s.split in splits):
             wav, placed = build(spec, folder)
             samples = mm.read_wav(wav).astype(np.float32)
-            results = {
-                "openai-whisper": [
-                    {**s, "words": [{**w, "text": w["word"]} for w in s.get("words", [])]}
-                    for s in whisper.transcribe(openai_model, samples, word_timestamps=True, fp16=False)["segments"]
+            fw_options = {"multilingual": True, "word_timestamps": True}
+            # Both fallbacks sample: openai-whisper with torch's generator, faster-whisper with CTranslate2's.
+            torch.manual_seed(spec.seed)
+            ctranslate2.set_random_seed(spec.seed)
+            results = {  # segments as dicts with words ("word", "start", "end"), as mm.score reads them
+                "openai-whisper": whisper.transcribe(openai_model, samples, word_timestamps=True, fp16=False)[
+                    "segments"
                 ],
-                "faster-whisper multilingual": as_dicts(
-                    fw.transcribe(samples, multilingual=True, word_timestamps=True, vad_filter=True)[0]
-                ),
-                "faster-whisper batched multilingual": as_dicts(
-                    batched.transcribe(samples, multilingual=True, word_timestamps=True)[0]
-                ),
+                "faster-whisper multilingual": [
+                    asdict(s) for s in fw.transcribe(samples, vad_filter=True, **fw_options)[0]
+                ],
+                "faster-whisper batched multilingual": [
+                    asdict(s) for s in batched.transcribe(samples, **fw_options)[0]
+                ],
             }
             for tool, segments in results.items():
                 scores = mm.score(placed, segments)
-                counts = {
-                    v: sum(x.verdict == v for x in scores) for v in ("right", "misheard", "translated", "dropped")
-                }
+                counts = verdicts(x.verdict for x in scores)
                 rows.append({**asdict(spec), "tool": tool, **counts, "clips": [asdict(x) for x in scores]})
                 print(f"{spec.name:8} {spec.split:8} {tool:36} {counts}", file=sys.stderr)
     return {"command": "python bench/multilingual.py --reference-tools", "files": rows}
@@ -360,7 +358,7 @@ def quotes(extra: list[str]) -> dict:
                 }
             )
             print(f"{placed.clip.name:22} {score.verdict:10} {score.language} {score.text!r}", file=sys.stderr)
-    counts = {v: sum(r["verdict"] == v for r in rows) for v in ("right", "misheard", "translated", "dropped")}
+    counts = verdicts(r["verdict"] for r in rows)
     return {"command": "python bench/multilingual.py --quotes " + " ".join(extra), "counts": counts, "files": rows}
 
 
