@@ -17,6 +17,7 @@ The evaluation set is built from the language clips that ship in the PyPI wheel 
     python bench/multilingual.py --conversations /tmp/speaker-set          # English conversations: WER, languages
     python bench/multilingual.py --quotes --out /tmp/quotes.json          # one clip inside an English conversation
     python bench/multilingual.py --reference-tools --out /tmp/ref.json   # + openai-whisper, faster-whisper, same run
+    python bench/multilingual.py --rescore docs/multilingual.json --out docs/multilingual.json   # scoring changed
 
 ``--cost`` runs the CLI on an English-only file (``bench/long_clip.py``, 10 minutes) with the language
 detected per region (the default) and with ``--language en`` (one language, no detection: what a one-language file
@@ -25,7 +26,8 @@ are the same.
 
 A clip is ``right`` when the words over it are in its language with a character error rate <= 0.30 (numbers
 written out in the clip's language), ``misheard`` when they are in its language with more errors, ``translated``
-when they were decoded in another language, ``dropped`` when there are none.
+when they were decoded in another language, ``dropped`` when there are none. Numbers are written out with
+num2words, in Chinese and Japanese as those languages write them (``media_multilingual.cjk_numerals``).
 """
 
 from __future__ import annotations
@@ -362,6 +364,32 @@ def quotes(extra: list[str]) -> dict:
     return {"command": "python bench/multilingual.py --quotes " + " ".join(extra), "counts": counts, "files": rows}
 
 
+def rescore(path: Path) -> dict:
+    """A JSON this script wrote, its clips scored again from the texts and languages it holds (after a change to
+    the scoring, ``media_multilingual.judged``): the CER, verdicts and counts rewritten, the rest as it was."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    clips = mm.clips()
+
+    def again(record: dict, name: str) -> None:
+        score = mm.judged(clips[name], record["text"], record["language"])
+        record.update(cer=score.cer, verdict=score.verdict)
+
+    def rows(part: dict) -> None:
+        for row in part.get("files", []):
+            if "clips" in row:  # a file of several clips
+                for record in row["clips"]:
+                    again(record, record["name"])
+                row.update(verdicts(record["verdict"] for record in row["clips"]))
+            else:  # --quotes: one clip a file
+                again(row, row["clip"])
+        if "counts" in part:
+            part["counts"] = verdicts(row["verdict"] for row in part["files"])
+
+    for part in (data[k] for k in ("ours", "reference_tools")) if "ours" in data else [data]:
+        rows(part)
+    return data
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
@@ -389,6 +417,9 @@ def main() -> None:
         action="store_true",
         help="the same files through openai-whisper and faster-whisper (multilingual=True), same weights",
     )
+    parser.add_argument(
+        "--rescore", type=Path, help="score the clips of a JSON this script wrote again, from its texts (with --out)"
+    )
     parser.add_argument("extra", nargs="*", help="more options for transcribe (after --)")
     args = parser.parse_args()
     if args.conversation is not None:
@@ -400,7 +431,9 @@ def main() -> None:
         parser.error("--cost needs --long-clip or --conversation")
     splits = ("held-out",) if args.held_out else ("tuning", "held-out")
     result: object
-    if args.grid:
+    if args.rescore is not None:
+        result = rescore(args.rescore)
+    elif args.grid:
         result = grid(args.long_clip)
     elif args.conversations is not None:
         result = english_conversations(args.conversations, splits)

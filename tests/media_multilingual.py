@@ -128,15 +128,33 @@ def write_wav(path: Path, samples: np.ndarray) -> None:
         f.writeframes(pcm.tobytes())
 
 
+CJK_DIGITS = "〇一二三四五六七八九"
+
+
+def cjk_numerals(digits: str) -> str:
+    """A run of ASCII digits as Chinese and Japanese write numbers in words: up to two digits with 十 (10 -> 十,
+    21 -> 二十一), a longer run digit by digit, as a count written without separators is read (Whisper writes the
+    count "一二三四五六七八九十" as "1234567890"). num2words reads such a run as one number (Japanese) or knows no
+    Chinese."""
+    if len(digits) > 2:
+        return "".join(CJK_DIGITS[int(d)] for d in digits)
+    tens, units = divmod(int(digits), 10)
+    if not tens:
+        return CJK_DIGITS[units]
+    return (CJK_DIGITS[tens] if tens > 1 else "") + "十" + (CJK_DIGITS[units] if units else "")
+
+
 def normalized(text: str, language: str) -> str:
     """``text`` compared by characters: lower case, accents kept, punctuation dropped, numbers written out in
-    ``language`` (num2words: Whisper writes "1, 2, 3" for counting in any language), spaces collapsed (none for
-    languages written without spaces)."""
+    ``language`` (num2words; ``cjk_numerals`` for Chinese and Japanese: Whisper writes "1, 2, 3" for counting in
+    any language), spaces collapsed (none for languages written without spaces)."""
     import re
 
     from num2words import num2words
 
     def spelled(match: re.Match) -> str:
+        if language in ("ja", "zh"):
+            return cjk_numerals(match.group())
         try:
             return f" {num2words(int(match.group()), lang=language)} "
         except (NotImplementedError, KeyError, ValueError, TypeError):
@@ -184,17 +202,21 @@ def score(placed: Sequence[Placed], segments: Sequence[dict]) -> list[ClipScore]
                 if p.start - 0.3 <= middle <= p.end + 0.3:
                     words.append(w.get("text", w.get("word", "")))
                     languages.append(s.get("language"))
-        text = "".join(words).strip()
         language = max(set(languages), key=languages.count) if languages else None
-        error = cer(normalized(p.clip.text, p.clip.language), normalized(text, p.clip.language))
-        if not text.strip():
-            verdict = "dropped"
-        elif language not in (None, p.clip.language) or (language is None and error > MAX_CER):
-            verdict = "translated"
-        else:
-            verdict = "right" if error <= MAX_CER else "misheard"
-        out.append(ClipScore(p.clip.name, text, language, round(error, 3), verdict))
+        out.append(judged(p.clip, "".join(words).strip(), language))
     return out
+
+
+def judged(clip: Clip, text: str, language: str | None) -> ClipScore:
+    """The score of ``text``, transcribed with ``language`` (``None`` when unknown), for ``clip`` (see ``score``)."""
+    error = cer(normalized(clip.text, clip.language), normalized(text, clip.language))
+    if not text.strip():
+        verdict = "dropped"
+    elif language not in (None, clip.language) or (language is None and error > MAX_CER):
+        verdict = "translated"
+    else:
+        verdict = "right" if error <= MAX_CER else "misheard"
+    return ClipScore(clip.name, text, language, round(error, 3), verdict)
 
 
 def in_conversation(path: Path, name: str, seed: int, pause: float = 0.5) -> tuple[Placed, float]:
