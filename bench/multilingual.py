@@ -448,7 +448,7 @@ def main() -> None:
         result = {"ours": evaluate(args.extra, splits), "reference_tools": reference_tools(splits)}
         if args.held_out or args.held_out_2:
             for part in result.values():
-                part["command"] += " --held-out-2" if args.held_out_2 else " --held-out"
+                part["command"] = part["command"].rstrip() + (" --held-out-2" if args.held_out_2 else " --held-out")
     elif args.cost:
         result = cost(args.long_clip, args.runs)
         if args.conversation is not None:
