@@ -399,8 +399,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     parser.add_argument("--grid", action="store_true", help="the smoothing grid on the tuning files")
     parser.add_argument("--cost", action="store_true", help="time and words on --long-clip, detected against en")
-    parser.add_argument("--held-out", action="store_true", help="only the held-out files")
-    parser.add_argument("--held-out-2", action="store_true", help="only the second held-out split")
+    split = parser.add_mutually_exclusive_group()
+    split.add_argument("--held-out", action="store_true", help="only the held-out files")
+    split.add_argument("--held-out-2", action="store_true", help="only the second held-out split")
     parser.add_argument("--runs", type=int, default=3, help="runs of each variant with --cost")
     parser.add_argument("--long-clip", type=Path, help="an English-only WAV (bench/long_clip.py)")
     parser.add_argument(
@@ -435,6 +436,12 @@ def main() -> None:
     if args.cost and args.long_clip is None:
         parser.error("--cost needs --long-clip or --conversation")
     splits = ("held-out-2",) if args.held_out_2 else ("held-out",) if args.held_out else ("tuning", "held-out")
+    split_flag = " --held-out-2" if args.held_out_2 else " --held-out" if args.held_out else ""
+
+    def run_on_splits(part: dict) -> dict:  # the recorded command names the split it ran on
+        part["command"] = part["command"].rstrip() + split_flag
+        return part
+
     result: object
     if args.rescore is not None:
         result = rescore(args.rescore)
@@ -445,18 +452,16 @@ def main() -> None:
     elif args.quotes:
         result = quotes(args.extra)
     elif args.reference_tools:  # ours and theirs in one run
-        result = {"ours": evaluate(args.extra, splits), "reference_tools": reference_tools(splits)}
-        if args.held_out or args.held_out_2:
-            for part in result.values():
-                part["command"] = part["command"].rstrip() + (" --held-out-2" if args.held_out_2 else " --held-out")
+        result = {
+            "ours": run_on_splits(evaluate(args.extra, splits)),
+            "reference_tools": run_on_splits(reference_tools(splits)),
+        }
     elif args.cost:
         result = cost(args.long_clip, args.runs)
         if args.conversation is not None:
             result["command"] = f"python bench/multilingual.py --cost --conversation {args.conversation.name}"
     else:
-        result = evaluate(args.extra, splits)
-        if args.held_out or args.held_out_2:
-            result["command"] = result["command"].rstrip() + (" --held-out-2" if args.held_out_2 else " --held-out")
+        result = run_on_splits(evaluate(args.extra, splits))
     text = json.dumps(result, ensure_ascii=False, indent=1)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")

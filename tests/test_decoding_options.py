@@ -70,11 +70,7 @@ def test_the_sequential_path_passes_each_option_under_openai_whispers_name():
     from whisper_subtitler.transcription.sequential import _transcribe_clips
 
     seen: dict = {}
-    import whisper.audio
-
-    fake = SimpleNamespace(
-        transcribe=lambda model, samples, **kw: seen.update(kw) or {"segments": []}, audio=whisper.audio
-    )
+    fake = _recording_whisper(seen)
     options = TranscribeOptions(
         initial_prompt="Dianne",
         beam_size=5,
@@ -240,17 +236,25 @@ def test_the_sequential_paths_clips_end_at_the_last_mel_frame():
     """openai-whisper's ``transcribe()`` loops forever on a clip that ends past the last mel frame (160 samples)."""
     from types import SimpleNamespace
 
-    import whisper.audio
-
     from whisper_subtitler.transcription.sequential import _transcribe_clips
 
     seen: dict = {}
-    fake = SimpleNamespace(
-        transcribe=lambda model, samples, **kw: seen.update(kw) or {"segments": []}, audio=whisper.audio
-    )
+    fake = _recording_whisper(seen)
     audio = SimpleNamespace(samples=np.zeros(2 * 16_000 + 100))  # 200 frames and 100 samples: 2.00625 s
     _transcribe_clips(fake, None, audio, [(0.5, 1.0), (1.5, 2.00625), (2.003, 2.00625)], "en", TranscribeOptions())
     assert seen["clip_timestamps"] == [0.5, 1.0, 1.5, 2.0]  # the last clip had no whole frame: dropped
     seen.clear()
     assert _transcribe_clips(fake, None, audio, [(2.001, 2.00625)], "en", TranscribeOptions()) == {"segments": []}
     assert seen == {}
+
+
+def _recording_whisper(seen: dict):
+    """A stand-in for the ``whisper`` module: its ``transcribe`` records the keyword arguments into ``seen`` and
+    returns no segments; ``audio`` is openai-whisper's own (frame constants)."""
+    from types import SimpleNamespace
+
+    import whisper.audio
+
+    return SimpleNamespace(
+        transcribe=lambda model, samples, **kw: seen.update(kw) or {"segments": []}, audio=whisper.audio
+    )
