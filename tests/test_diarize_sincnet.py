@@ -58,3 +58,16 @@ def test_starts_off_the_stride_grid_are_refused(model, waveform):
 
     with pytest.raises(ValueError, match="multiples of 10"):
         sincnet.segment(model, waveform, np.array([0, 16_005]), WINDOW)
+
+
+def test_a_model_on_another_device_gets_the_waveform_there(model, waveform):
+    """pyannote's inference hands the waveform over on the CPU, also when the model is on a GPU (on CUDA this
+    crashed every diarization); torch's meta device stands in for the GPU: shapes without values."""
+    import copy
+
+    from whisper_subtitler.diarize import sincnet
+
+    elsewhere = copy.deepcopy(model).to("meta")
+    with torch.inference_mode():
+        out = sincnet.segment(elsewhere, waveform, np.arange(3) * STEP, WINDOW)
+    assert out.device.type == "meta" and out.shape == (3, 589, 7)

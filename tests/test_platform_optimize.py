@@ -38,12 +38,11 @@ def test_every_step_appears_once_per_plan_in_table_order():
 
 def test_levels_are_cumulative_on_an_h100():
     s = _selection("h100")
-    assert _planned(s, 0) == ["cudnn_benchmark"]
+    assert _planned(s, 0) == ["cudnn_benchmark_off"]
     assert _planned(s, 1) == [
-        "cudnn_benchmark",
+        "cudnn_benchmark_off",
         "tf32",
         "compute_dtype",
-        "cudnn_attention_off",
         "cuda_allocator",
         "batch_size",
     ]
@@ -117,17 +116,17 @@ def test_apply_for_a_simulated_h100_flips_the_cuda_switches(torch_settings):
     torch = torch_settings
     import os
 
+    torch.backends.cudnn.benchmark = True  # as a library loaded before us might leave it
     report = apply_optimizations(_selection("h100"), environ={})
     assert report.applied == (
-        "cudnn_benchmark",
+        "cudnn_benchmark_off",
         "tf32",
         "compute_dtype",
-        "cudnn_attention_off",
         "cuda_allocator",
         "batch_size",
     )
-    assert torch.backends.cudnn.benchmark is True
-    assert torch.backends.cuda.cudnn_sdp_enabled() is False
+    assert torch.backends.cudnn.benchmark is False
+    assert torch.backends.cuda.cudnn_sdp_enabled() is True  # cuDNN attention stays: it was not the fixed cost
     assert torch.backends.cuda.matmul.fp32_precision == "tf32"
     # pyannote.audio reads the legacy flags on CUDA (fix_reproducibility): torch raises a RuntimeError there when
     # the step set the new API instead (seen on an H100 with torch 2.11)
@@ -139,14 +138,14 @@ def test_a_failing_step_is_reported_and_the_run_goes_on(torch_settings, monkeypa
     def broken(selection, env):
         raise RuntimeError("cuDNN is broken here")
 
-    steps = tuple(replace(s, action=broken) if s.name == "cudnn_benchmark" else s for s in STEPS)
+    steps = tuple(replace(s, action=broken) if s.name == "cudnn_benchmark_off" else s for s in STEPS)
     monkeypatch.setattr(optimize, "STEPS", steps)
     with caplog.at_level(logging.WARNING, logger="whisper_subtitler.platform.optimize"):
         report = apply_optimizations(_selection("h100"), environ={})
     status = {r.name: r.status for r in report.steps}
-    assert status["cudnn_benchmark"] == "failed"
+    assert status["cudnn_benchmark_off"] == "failed"
     assert status["tf32"] == status["batch_size"] == "applied"
-    assert any("cudnn_benchmark failed" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+    assert any("cudnn_benchmark_off failed" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
 
 
 def test_level_2_plan_names_the_tuning_cache(tmp_path):

@@ -17,7 +17,7 @@ EXPECTED = {
         "cuda",
         "cuda",
         "float16",
-        {"cudnn_benchmark", "tf32", "compute_dtype", "cudnn_attention_off", "cuda_allocator", "batch_size"},
+        {"cudnn_benchmark_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
         32,
         32,
     ),
@@ -25,7 +25,7 @@ EXPECTED = {
         "cuda",
         "cuda",
         "float16",
-        {"cudnn_benchmark", "tf32", "compute_dtype", "cudnn_attention_off", "cuda_allocator", "batch_size"},
+        {"cudnn_benchmark_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
         32,
         32,
     ),
@@ -33,7 +33,7 @@ EXPECTED = {
         "cuda",
         "cuda",
         "float16",
-        {"cudnn_benchmark", "tf32", "compute_dtype", "cudnn_attention_off", "cuda_allocator", "batch_size"},
+        {"cudnn_benchmark_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
         32,
         32,
     ),
@@ -41,7 +41,7 @@ EXPECTED = {
         "cuda",
         "cuda",
         "float16",
-        {"cudnn_benchmark", "compute_dtype", "cudnn_attention_off", "cuda_allocator", "batch_size"},
+        {"cudnn_benchmark_off", "compute_dtype", "cuda_allocator", "batch_size"},
         16,
         32,
     ),
@@ -49,7 +49,7 @@ EXPECTED = {
         "cuda",
         "cuda",
         "float16",
-        {"cudnn_benchmark", "tf32", "compute_dtype", "cudnn_attention_off", "cuda_allocator", "batch_size"},
+        {"cudnn_benchmark_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
         32,
         32,
     ),
@@ -57,12 +57,12 @@ EXPECTED = {
         "cuda",
         "cuda",
         "float16",
-        {"cudnn_benchmark", "tf32", "compute_dtype", "cudnn_attention_off", "cuda_allocator", "batch_size"},
+        {"cudnn_benchmark_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
         32,
         32,
     ),
-    "mi300x": ("rocm", "cuda", "float16", {"cudnn_benchmark", "compute_dtype", "batch_size"}, 32, 32),
-    "rx7900xtx": ("rocm", "cuda", "float16", {"cudnn_benchmark", "compute_dtype", "batch_size"}, 32, 32),
+    "mi300x": ("rocm", "cuda", "float16", {"cudnn_benchmark_off", "compute_dtype", "batch_size"}, 32, 32),
+    "rx7900xtx": ("rocm", "cuda", "float16", {"cudnn_benchmark_off", "compute_dtype", "batch_size"}, 32, 32),
     "m2": ("mps", "mps", "float16", {"mps_cpu_fallback", "compute_dtype", "batch_size"}, 12, 32),
     "cpu": ("cpu", "cpu", "float32", {"compute_dtype", "cpu_threads", "batch_size"}, 8, 8),
 }
@@ -97,7 +97,7 @@ def test_level_0_keeps_whisper_defaults_and_a_small_batch():
     assert s.dtype == "float16" and s.batch_size == 8
     assert "level 0 caps" in s.batch.reason
     planned = {r.name for r in plan_optimizations(s, environ={}) if r.status == "planned"}
-    assert planned == {"cudnn_benchmark"}
+    assert planned == {"cudnn_benchmark_off"}
     m2 = select(Request(optimization_level=0), describe(MACHINES["m2"]))
     assert m2.dtype == "float32"  # fp16 on MPS only from level 1
 

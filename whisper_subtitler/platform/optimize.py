@@ -1,8 +1,7 @@
 """Optimization tiers as a table of named steps, each with the condition it needs.
 
-    level 0 (safe)        cudnn_benchmark, mps_cpu_fallback
-    level 1 (hardware)    tf32, compute_dtype, cudnn_attention_off, cuda_allocator, cpu_threads, host_allocator,
-                          batch_size
+    level 0 (safe)        cudnn_benchmark_off, mps_cpu_fallback
+    level 1 (hardware)    tf32, compute_dtype, cuda_allocator, cpu_threads, host_allocator, batch_size
     level 2 (measured)    benchmark_tuning (the transcription stage calls ``tune`` on the loaded model)
 
 ``plan_optimizations`` is pure: it says which steps a level would apply and why others are skipped (the doctor
@@ -109,14 +108,6 @@ def _tf32(s: Selection, env: Mapping[str, str]) -> str | None:
     return None
 
 
-def _cudnn_attention(s: Selection, env: Mapping[str, str]) -> str | None:
-    if s.backend != BackendName.CUDA:
-        return "cuDNN attention is CUDA only"
-    if s.dtype not in ("float16", "bfloat16"):
-        return f"cuDNN attention does not run {s.dtype}"
-    return None
-
-
 def _always(s: Selection, env: Mapping[str, str]) -> str | None:
     return None
 
@@ -150,11 +141,18 @@ def _host_allocator(s: Selection, env: Mapping[str, str]) -> str | None:
 # --- descriptions (pure) and actions (torch) ---------------------------------------------------------------
 
 
-def _do_cudnn_benchmark(s: Selection, env: Mapping[str, str]) -> str:
+# cuDNN's (MIOpen's) autotuner times every convolution algorithm for each new input shape. Whisper's encoder and
+# the diarization models see a new shape at each new batch size or file length, so it costs more than it saves:
+# on an H200 the first 30-s file of a process took 7.4 s with it and 2.1 s without (docs/gpu-h200.md). Off is
+# torch's default; the step makes sure a library loaded in the same process has not turned it on.
+CUDNN_BENCHMARK_DETAIL = "torch.backends.cudnn.benchmark = False: no convolution autotuning per new shape"
+
+
+def _do_cudnn_benchmark_off(s: Selection, env: Mapping[str, str]) -> str:
     import torch
 
-    torch.backends.cudnn.benchmark = True
-    return "torch.backends.cudnn.benchmark = True"
+    torch.backends.cudnn.benchmark = False
+    return CUDNN_BENCHMARK_DETAIL
 
 
 def _do_mps_fallback(s: Selection, env: Mapping[str, str]) -> str:
@@ -162,9 +160,6 @@ def _do_mps_fallback(s: Selection, env: Mapping[str, str]) -> str:
 
     enable_mps_fallback()
     return f"{MPS_FALLBACK_VARIABLE}={os.environ.get(MPS_FALLBACK_VARIABLE, '')}; alignment heads kept on the CPU"
-
-
-CUDNN_ATTENTION_DETAIL = "torch.backends.cuda.enable_cudnn_sdp(False): no attention plan build per decoder step"
 
 
 def _do_tf32(s: Selection, env: Mapping[str, str]) -> str:
@@ -176,16 +171,6 @@ def _do_tf32(s: Selection, env: Mapping[str, str]) -> str:
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
     return "TF32 for fp32 matmul and cuDNN convolutions"
-
-
-def _do_cudnn_attention(s: Selection, env: Mapping[str, str]) -> str:
-    import torch
-
-    # cuDNN's attention builds an execution plan for every new (batch, key length) shape, and the decoder's key
-    # length grows at every step: a fixed cost of seconds per process (seen on an H100 in fp16, docs/gpu-h100.md;
-    # the same plan builds are reported for torch 2.11 on Blackwell). Flash and memory-efficient attention have none.
-    torch.backends.cuda.enable_cudnn_sdp(False)
-    return CUDNN_ATTENTION_DETAIL
 
 
 def _do_dtype(s: Selection, env: Mapping[str, str]) -> str:
@@ -230,7 +215,7 @@ def _do_tuning(s: Selection, env: Mapping[str, str]) -> str:
 
 
 STEPS: tuple[Step, ...] = (
-    Step("cudnn_benchmark", 0, _on_gpu, lambda s, e: "torch.backends.cudnn.benchmark = True", _do_cudnn_benchmark),
+    Step("cudnn_benchmark_off", 0, _on_gpu, lambda s, e: CUDNN_BENCHMARK_DETAIL, _do_cudnn_benchmark_off),
     Step(
         "mps_cpu_fallback",
         0,
@@ -240,13 +225,6 @@ STEPS: tuple[Step, ...] = (
     ),
     Step("tf32", 1, _tf32, lambda s, e: "TF32 for fp32 matmul and cuDNN convolutions", _do_tf32),
     Step("compute_dtype", 1, _always, _do_dtype, _do_dtype),
-    Step(
-        "cudnn_attention_off",
-        1,
-        _cudnn_attention,
-        lambda s, e: CUDNN_ATTENTION_DETAIL,
-        _do_cudnn_attention,
-    ),
     Step(
         "cuda_allocator",
         1,

