@@ -51,6 +51,38 @@ def test_a_speaker_without_stretches_joins_the_one_with_most_speech():
     assert merges({"x": 5.0, "y": 8.0, "z": 1.0}, vectors) == {"z": "y"}
 
 
+def test_a_speaker_heard_only_in_slivers_joins_the_nearest():
+    """Plenty of speech, but no exclusive turn as long as MAX_REGION: the clustering's speaker of quick exchanges."""
+    from whisper_subtitler.diarize.reassign import MAX_REGION
+
+    vectors = {"x": np.stack([A]), "y": np.stack([B]), "z": np.stack([0.3 * A + B])}
+    speech = {"x": 100.0, "y": 90.0, "z": 40.0}
+    slivers = {"x": 6.0, "y": 5.0, "z": MAX_REGION - 0.1}
+    assert merges(speech, vectors, merge_similarity=1.0, longest=slivers) == {"z": "y"}
+    assert merges(speech, vectors, merge_similarity=1.0, longest={**slivers, "z": MAX_REGION + 0.1}) == {}
+    assert merges(speech, vectors, merge_similarity=1.0) == {}  # without the turns' lengths: not checked
+    assert merges(speech, vectors, merge_similarity=1.0, longest=slivers, min_speakers=3) == {}
+
+
+def test_recount_merges_a_speaker_whose_turns_are_all_short():
+    from pyannote.audio.pipelines.speaker_diarization import DiarizeOutput
+
+    # z speaks 10 s in all, in 0.5-s turns between x's and y's long ones; its own embedding lies apart from both
+    turns = [(0, 6, "x"), (7, 13, "y")] + [(20 + 2 * k, 20.5 + 2 * k, "z") for k in range(20)] + [(61, 67, "x")]
+    output = DiarizeOutput(
+        speaker_diarization=annotation(turns),
+        exclusive_speaker_diarization=annotation(turns),
+        speaker_embeddings=np.stack([A, B, np.array([0.0, 0.0, 1.0])]),
+    )
+
+    def embed(spans):  # z apart from both (cosine 0.28 and 0.19): rule 2 would keep it
+        z = np.array([0.3, 0.2, 1.0])
+        return np.stack([B if 7 <= start < 13 else (z if 20 <= start < 60 else A) for start, _ in spans])
+
+    labels = {label for *_, label in as_list(recount(output, embed).speaker_diarization)}
+    assert labels == {"x", "y"}
+
+
 def test_never_below_min_speakers():
     vectors = {"x": np.stack([A]), "y": np.stack([A])}
     assert merges({"x": 10.0, "y": 1.0}, vectors, min_speakers=2) == {}

@@ -14,10 +14,13 @@ Both are checked here on the speakers' own audio. Each speaker's reference is th
 CAM++ embeddings of its longest exclusive turns (at most ``max_turns``, each cut to its middle ``max_turn_seconds``;
 the same stretches and embedding as :mod:`.reassign`), then, as long as there are two speakers or more:
 
-1. a speaker with less than :data:`MIN_SPEECH` seconds of exclusive speech in all is merged into the speaker whose
-   reference is nearest (cosine similarity), the one with the least speech first: a person who says less than that
-   in a whole file cannot be told from a stretch of music, a laugh or a mis-segmented edge, and would only cost
-   subtitles a label;
+1. a speaker with less than :data:`MIN_SPEECH` seconds of exclusive speech in all, or with no exclusive turn as long
+   as :data:`.reassign.MAX_REGION` (the length under which the pipeline takes a region's voice from the region's own
+   embedding, not from the windows'), is merged into the speaker whose reference is nearest (cosine similarity), the
+   one with the least speech first: a person who says less than that in a whole file cannot be told from a stretch
+   of music, a laugh or a mis-segmented edge, and one heard only in slivers is what the clustering makes of windows
+   in which two voices answer each other quickly ("Hello?" "Oh, hello.", repeated through a long file); the short
+   regions are then given to a speaker each by :mod:`.reassign`;
 2. the two speakers whose references are most alike are merged while their cosine similarity is at least
    :data:`MERGE_SIMILARITY`: two clusters of one voice.
 
@@ -38,7 +41,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from whisper_subtitler.diarize.reassign import MAX_TURN_SECONDS, MAX_TURNS, MIN_REGION, Embed, unit
+from whisper_subtitler.diarize.reassign import MAX_REGION, MAX_TURN_SECONDS, MAX_TURNS, MIN_REGION, Embed, unit
 
 MIN_SPEECH = 3.0  # s of exclusive speech a speaker must have in the whole file, else it is merged into the nearest
 MERGE_SIMILARITY = 0.6  # cosine similarity of two speakers' references from which they are one speaker
@@ -71,11 +74,14 @@ def merges(
     min_speech: float = MIN_SPEECH,
     merge_similarity: float = MERGE_SIMILARITY,
     min_speakers: int = 1,
+    longest: dict[Hashable, float] | None = None,
 ) -> dict[Hashable, Hashable]:
     """Which speakers to merge into which (module docstring, rules 1 and 2): ``{label: label it joins}``, chained
     merges resolved to the final label.
 
-    ``speech`` gives each label's seconds of exclusive speech; ``vectors`` each label's stretch embeddings
+    ``speech`` gives each label's seconds of exclusive speech; ``longest`` its longest exclusive turn in seconds
+    (``None``: not checked), a speaker whose turns are all shorter than :data:`.reassign.MAX_REGION` counting as one
+    with too little speech; ``vectors`` each label's stretch embeddings
     ``(n, d)`` (labels with none cannot be compared: they are merged only by rule 1, into the speaker with the most
     speech). Pure; no randomness (ties go to the label that sorts first).
     """
@@ -83,6 +89,11 @@ def merges(
 
     def seconds(label: Hashable) -> float:
         return sum(speech[m] for m in groups[label])
+
+    def minor(label: Hashable) -> bool:
+        if seconds(label) < min_speech:
+            return True
+        return longest is not None and max(longest.get(m, 0.0) for m in groups[label]) < MAX_REGION
 
     def reference(label: Hashable) -> np.ndarray | None:
         rows = [vectors[m] for m in groups[label] if m in vectors and len(vectors[m])]
@@ -96,9 +107,9 @@ def merges(
 
     while len(groups) > max(1, min_speakers):
         labels = list(groups)
-        minor = sorted((label for label in labels if seconds(label) < min_speech), key=lambda x: (seconds(x), str(x)))
-        if minor:
-            small = minor[0]
+        small_ones = sorted((label for label in labels if minor(label)), key=lambda x: (seconds(x), str(x)))
+        if small_ones:
+            small = small_ones[0]
             others = [label for label in labels if label != small]
             if reference(small) is None:
                 target = max(others, key=lambda x: (seconds(x), -labels.index(x)))
@@ -142,6 +153,9 @@ def recount(
     if len(labels) <= max(1, min_speakers):
         return output
     speech = {label: float(exclusive.label_duration(label)) for label in labels}
+    longest = {label: 0.0 for label in labels}
+    for segment, _, label in exclusive.itertracks(yield_label=True):
+        longest[label] = max(longest[label], float(segment.duration))
     stretches = speaker_stretches(exclusive)
     spans: list[tuple[float, float]] = [span for label in labels for span in stretches.get(label, [])]
     embedded = embed(spans) if spans else np.zeros((0, 1))
@@ -150,7 +164,7 @@ def recount(
         n = len(stretches.get(label, []))
         vectors[label] = embedded[done : done + n]
         done += n
-    mapping = merges(speech, vectors, min_speech, merge_similarity, min_speakers)
+    mapping = merges(speech, vectors, min_speech, merge_similarity, min_speakers, longest)
     if not mapping:
         return output
     diarization = relabel_all(output.speaker_diarization, mapping)
