@@ -109,7 +109,7 @@ def measure(path: Path, fast: bool, device: str = "cpu") -> dict:
         "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,  # Linux: KiB
         "torch_threads": torch.get_num_threads(),
         "device": device,
-        "peak_vram_bytes": torch.cuda.max_memory_allocated() if device != "cpu" else None,
+        "peak_vram_bytes": torch.cuda.max_memory_allocated() if device.startswith("cuda") else None,
         "load_average_1min": round(os.getloadavg()[0], 2),
     }
 
@@ -187,6 +187,58 @@ def conversation_file(target: Path, hours: float) -> Path:
     return target
 
 
+def repeated_sample_scores(minutes: list[float], work: Path) -> list[dict]:
+    """Speakers found and DER (pyannote.metrics, no collar, overlaps scored) of :func:`conversation_file` files of
+    ``minutes``, against ``sample.rttm`` repeated at the same period (the last, cut-off repeat out of the scored
+    part), diarized on the CPU as ``transcribe`` does (silero-vad's speech regions). One process for all."""
+    import numpy as np
+    from pyannote.core import Annotation, Segment
+    from pyannote.metrics.diarization import DiarizationErrorRate
+
+    from tests import media
+    from tests.media_speech import read_wav
+    from whisper_subtitler.diarize import DiarizationOptions, load_diarizer
+    from whisper_subtitler.types import Audio
+    from whisper_subtitler.vad import speech_regions
+
+    period = len(read_wav(media.SAMPLE_WAV)) / 16_000 + 1.0  # s: the sample and its pause
+    turns = [line.split() for line in media.SAMPLE_WAV.with_suffix(".rttm").read_text().splitlines() if line.strip()]
+    rows = []
+    with load_diarizer(DiarizationOptions(), device="cpu") as diarizer:
+        for m in minutes:
+            wav = conversation_file(work / f"repeated_{m:g}min.wav", m / 60)
+            samples = read_wav(wav)
+            repeats = int(len(samples) / 16_000 // period)
+            reference, hypothesis = Annotation(), Annotation()
+            for k in range(repeats):
+                for i, f in enumerate(turns):
+                    start = float(f[3]) + k * period
+                    reference[Segment(start, start + float(f[4])), (k, i)] = f[7]
+            started = time.perf_counter()
+            diarization = diarizer.diarize(Audio(samples, 16_000, wav), speech=speech_regions(samples))
+            wall = time.perf_counter() - started
+            for i, t in enumerate(diarization.turns):
+                hypothesis[Segment(t.start, t.end), i] = t.speaker
+            metric = DiarizationErrorRate(collar=0.0, skip_overlap=False)
+            der = metric(reference, hypothesis, uem=Segment(0, repeats * period), detailed=True)
+            rows.append(
+                {
+                    "minutes": m,
+                    "speakers_found": len(diarization.speakers),
+                    "der": round(float(der["diarization error rate"]), 4),
+                    "parts_s": {k: round(float(der[k]), 1) for k in ("false alarm", "missed detection", "confusion")},
+                    "speaker_seconds": {
+                        s: round(float(np.sum([t.end - t.start for t in diarization.turns if t.speaker == s])), 1)
+                        for s in diarization.speakers
+                    },
+                    "wall_s": round(wall, 1),
+                }
+            )
+            print(f"  {m:g} min: {rows[-1]}", file=sys.stderr, flush=True)
+            wav.unlink()
+    return rows
+
+
 def summary(data: dict) -> dict:
     """The ratios the issue asks for."""
     out = {}
@@ -215,9 +267,23 @@ def main() -> int:
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # internal: measure one file here
     parser.add_argument("--stock", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--device", default="cpu", help="with --one: cpu, or cuda to time the stage on a GPU")
+    parser.add_argument(
+        "--repeated",
+        help="only score pyannote's sample repeated for these minutes, e.g. 10,20,60 (speakers found and DER)",
+    )
     args = parser.parse_args()
     if args.one:
         json.dump(measure(args.one, fast=not args.stock, device=args.device), sys.stdout)
+        return 0
+
+    if args.repeated:
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = repeated_sample_scores([float(m) for m in args.repeated.split(",")], args.work_dir or Path(tmp))
+        text = json.dumps({"command": " ".join(["bench/diarization.py", *sys.argv[1:]]), "files": rows}, indent=2)
+        if args.out:
+            args.out.write_text(text + "\n")
+        else:
+            print(text)
         return 0
 
     from tests import media

@@ -12,10 +12,10 @@ docs/diarization.md ("Real-world audio"), so that each fails if its behaviour co
   before and after: a guard, no gain);
 - a 10-minute two-speaker conversation: 2 speakers; the sample repeated for 20 minutes: 2 speakers (3 before).
 
-On each, the cues built from the conversation's real words (its STM, each utterance's words spread over its time by
-their length) with the speakers of the diarization meet ``check`` (issue 29): no orphan word, no unbalanced lines
-with the speaker labels counted, reading speed over the limit only where the speech is faster. It reuses the
-diarization of the test: no model run of its own.
+On each re-arranged conversation, the cues built from its real words (its STM, each utterance's words spread over
+its time by their length) with the speakers of the diarization meet ``check`` (issue 29): no orphan word, no
+unbalanced lines with the speaker labels counted, reading speed over the limit only where the speech is faster. It
+reuses the diarization of the test: no model run of its own.
 """
 
 from __future__ import annotations

@@ -62,6 +62,9 @@ def test_a_speaker_heard_only_in_slivers_joins_the_nearest():
     assert merges(speech, vectors, merge_similarity=1.0, longest={**slivers, "z": MAX_REGION + 0.1}) == {}
     assert merges(speech, vectors, merge_similarity=1.0) == {}  # without the turns' lengths: not checked
     assert merges(speech, vectors, merge_similarity=1.0, longest=slivers, min_speakers=3) == {}
+    # nobody heard in a long turn (fast talk, or turns broken up by music): the speakers stay
+    all_short = {"x": MAX_REGION - 0.1, "y": MAX_REGION - 0.2, "z": MAX_REGION - 0.3}
+    assert merges(speech, vectors, merge_similarity=1.0, longest=all_short) == {}
 
 
 def test_recount_merges_a_speaker_whose_turns_are_all_short():

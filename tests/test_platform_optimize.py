@@ -117,6 +117,7 @@ def test_apply_for_a_simulated_h100_flips_the_cuda_switches(torch_settings):
     import os
 
     torch.backends.cudnn.benchmark = True  # as a library loaded before us might leave it
+    torch.backends.cuda.enable_cudnn_sdp(False)  # the steps leave the attention backends as they find them
     report = apply_optimizations(_selection("h100"), environ={})
     assert report.applied == (
         "cudnn_benchmark_off",
@@ -126,7 +127,7 @@ def test_apply_for_a_simulated_h100_flips_the_cuda_switches(torch_settings):
         "batch_size",
     )
     assert torch.backends.cudnn.benchmark is False
-    assert torch.backends.cuda.cudnn_sdp_enabled() is True  # cuDNN attention stays: it was not the fixed cost
+    assert torch.backends.cuda.cudnn_sdp_enabled() is False  # no step touches cuDNN attention (docs/gpu-h200.md)
     assert torch.backends.cuda.matmul.fp32_precision == "tf32"
     # pyannote.audio reads the legacy flags on CUDA (fix_reproducibility): torch raises a RuntimeError there when
     # the step set the new API instead (seen on an H100 with torch 2.11)

@@ -19,8 +19,8 @@ the same stretches and embedding as :mod:`.reassign`), then, as long as there ar
    embedding, not from the windows'), is merged into the speaker whose reference is nearest (cosine similarity), the
    one with the least speech first: a person who says less than that in a whole file cannot be told from a stretch
    of music, a laugh or a mis-segmented edge, and one heard only in slivers is what the clustering makes of windows
-   in which two voices answer each other quickly ("Hello?" "Oh, hello.", repeated through a long file); the short
-   regions are then given to a speaker each by :mod:`.reassign`;
+   in which two voices answer each other quickly ("Hello?" "Oh, hello.", repeated through a long file), as long as
+   another speaker is heard in a longer turn; the short regions are then given to a speaker each by :mod:`.reassign`;
 2. the two speakers whose references are most alike are merged while their cosine similarity is at least
    :data:`MERGE_SIMILARITY`: two clusters of one voice.
 
@@ -81,7 +81,7 @@ def merges(
 
     ``speech`` gives each label's seconds of exclusive speech; ``longest`` its longest exclusive turn in seconds
     (``None``: not checked), a speaker whose turns are all shorter than :data:`.reassign.MAX_REGION` counting as one
-    with too little speech; ``vectors`` each label's stretch embeddings
+    with too little speech while another speaker has a longer one; ``vectors`` each label's stretch embeddings
     ``(n, d)`` (labels with none cannot be compared: they are merged only by rule 1, into the speaker with the most
     speech). Pure; no randomness (ties go to the label that sorts first).
     """
@@ -90,10 +90,14 @@ def merges(
     def seconds(label: Hashable) -> float:
         return sum(speech[m] for m in groups[label])
 
+    def heard_whole(label: Hashable) -> bool:  # one exclusive turn at least MAX_REGION long
+        return longest is None or max(longest.get(m, 0.0) for m in groups[label]) >= MAX_REGION
+
     def minor(label: Hashable) -> bool:
         if seconds(label) < min_speech:
             return True
-        return longest is not None and max(longest.get(m, 0.0) for m in groups[label]) < MAX_REGION
+        # slivers only where another speaker is heard whole: fast talk broken up everywhere keeps its speakers
+        return not heard_whole(label) and any(heard_whole(other) for other in groups if other != label)
 
     def reference(label: Hashable) -> np.ndarray | None:
         rows = [vectors[m] for m in groups[label] if m in vectors and len(vectors[m])]
@@ -155,7 +159,7 @@ def recount(
     speech = {label: float(exclusive.label_duration(label)) for label in labels}
     longest = {label: 0.0 for label in labels}
     for segment, _, label in exclusive.itertracks(yield_label=True):
-        longest[label] = max(longest[label], float(segment.duration))
+        longest[label] = max(longest.get(label, 0.0), float(segment.duration))
     stretches = speaker_stretches(exclusive)
     spans: list[tuple[float, float]] = [span for label in labels for span in stretches.get(label, [])]
     embedded = embed(spans) if spans else np.zeros((0, 1))

@@ -48,7 +48,7 @@ def segment(model, waveform: torch.Tensor, starts: np.ndarray, window: int) -> t
     if span.shape[-1] < last - first:
         span = F.pad(span, (0, last - first - span.shape[-1]))
     filters = encoder.get_filters()  # (80, 1, 251)
-    span = span.to(filters.device)  # pyannote's inference hands over the waveform on the CPU
+    span = span.to(filters.device, filters.dtype)  # pyannote's inference hands over a float32 waveform on the CPU
     shared = F.conv1d(span.unsqueeze(0), filters, stride=stride)[0]  # (80, conv frames of the stretch)
     frames = (window - filters.shape[-1]) // stride + 1
     taps = filters.sum(dim=-1)[:, 0]  # (80,)

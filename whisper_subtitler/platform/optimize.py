@@ -143,7 +143,7 @@ def _host_allocator(s: Selection, env: Mapping[str, str]) -> str | None:
 
 # cuDNN's (MIOpen's) autotuner times every convolution algorithm for each new input shape. Whisper's encoder and
 # the diarization models see a new shape at each new batch size or file length, so it costs more than it saves:
-# on an H200 the first 30-s file of a process took 7.4 s with it and 2.1 s without (docs/gpu-h200.md). Off is
+# on an H200 the first 30-s file of a process took 8.2 s with it and 2.1 s without (docs/gpu-h200.md). Off is
 # torch's default; the step makes sure a library loaded in the same process has not turned it on.
 CUDNN_BENCHMARK_DETAIL = "torch.backends.cudnn.benchmark = False: no convolution autotuning per new shape"
 
