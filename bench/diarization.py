@@ -40,6 +40,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 LONG_HOURS = 3  # the memory file
 
@@ -174,68 +175,53 @@ def whole_run(path: Path, work: Path, diarize: bool, model: str) -> dict:
 
 
 def conversation_file(target: Path, hours: float) -> Path:
-    """pyannote's real two-speaker sample repeated with 1 s pauses for ``hours`` hours (16 kHz WAV)."""
-    import numpy as np
+    """pyannote's real two-speaker sample repeated with 1 s pauses for ``hours`` hours (16 kHz WAV; its RTTM beside
+    it, ``tests.media_conversation.repeated_sample``)."""
+    from tests.media_conversation import repeated_sample
 
-    from tests import media
-    from tests.media_speech import read_wav, write_wav
-
-    sample = read_wav(media.SAMPLE_WAV)
-    unit = np.concatenate([sample, np.zeros(16_000, dtype=np.float32)])
-    n = int(hours * 3600 * 16_000)
-    write_wav(target, np.resize(unit, n))
-    return target
+    return repeated_sample(target, hours * 3600)[0]
 
 
 def repeated_sample_scores(minutes: list[float], work: Path) -> list[dict]:
     """Speakers found and DER (pyannote.metrics, no collar, overlaps scored) of :func:`conversation_file` files of
     ``minutes``, against ``sample.rttm`` repeated at the same period (the last, cut-off repeat out of the scored
     part), diarized on the CPU as ``transcribe`` does (silero-vad's speech regions). One process for all."""
-    import numpy as np
-    from pyannote.core import Annotation, Segment
+    from pyannote.core import Segment
     from pyannote.metrics.diarization import DiarizationErrorRate
+    from speakers import as_annotation, read_rttm
 
-    from tests import media
+    from tests.media_conversation import repeated_sample
     from tests.media_speech import read_wav
     from whisper_subtitler.diarize import DiarizationOptions, load_diarizer
     from whisper_subtitler.types import Audio
     from whisper_subtitler.vad import speech_regions
 
-    period = len(read_wav(media.SAMPLE_WAV)) / 16_000 + 1.0  # s: the sample and its pause
-    turns = [line.split() for line in media.SAMPLE_WAV.with_suffix(".rttm").read_text().splitlines() if line.strip()]
     rows = []
     with load_diarizer(DiarizationOptions(), device="cpu") as diarizer:
         for m in minutes:
-            wav = conversation_file(work / f"repeated_{m:g}min.wav", m / 60)
+            wav, rttm, scored = repeated_sample(work / f"repeated_{m:g}min.wav", m * 60)
             samples = read_wav(wav)
-            repeats = int(len(samples) / 16_000 // period)
-            reference, hypothesis = Annotation(), Annotation()
-            for k in range(repeats):
-                for i, f in enumerate(turns):
-                    start = float(f[3]) + k * period
-                    reference[Segment(start, start + float(f[4])), (k, i)] = f[7]
             started = time.perf_counter()
             diarization = diarizer.diarize(Audio(samples, 16_000, wav), speech=speech_regions(samples))
             wall = time.perf_counter() - started
-            for i, t in enumerate(diarization.turns):
-                hypothesis[Segment(t.start, t.end), i] = t.speaker
             metric = DiarizationErrorRate(collar=0.0, skip_overlap=False)
-            der = metric(reference, hypothesis, uem=Segment(0, repeats * period), detailed=True)
+            der = metric(read_rttm(rttm), as_annotation(diarization.turns), uem=Segment(0, scored), detailed=True)
+            seconds: dict[str, float] = {}
+            for t in diarization.turns:
+                seconds[t.speaker] = seconds.get(t.speaker, 0.0) + t.end - t.start
             rows.append(
                 {
                     "minutes": m,
                     "speakers_found": len(diarization.speakers),
                     "der": round(float(der["diarization error rate"]), 4),
                     "parts_s": {k: round(float(der[k]), 1) for k in ("false alarm", "missed detection", "confusion")},
-                    "speaker_seconds": {
-                        s: round(float(np.sum([t.end - t.start for t in diarization.turns if t.speaker == s])), 1)
-                        for s in diarization.speakers
-                    },
+                    "speaker_seconds": {s: round(v, 1) for s, v in seconds.items()},
                     "wall_s": round(wall, 1),
                 }
             )
             print(f"  {m:g} min: {rows[-1]}", file=sys.stderr, flush=True)
             wav.unlink()
+            rttm.unlink()
     return rows
 
 

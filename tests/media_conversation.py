@@ -183,6 +183,27 @@ def long_conversation(target: Path, seconds: float, first_seed: int = 1000) -> R
     return Rearranged(target, stm, rttm, tuple(placed), offset / SAMPLE_RATE)
 
 
+def repeated_sample(target: Path, seconds: float) -> tuple[Path, Path, float]:
+    """pyannote's real two-speaker sample back to back with 1-s pauses for ``seconds`` (the last repeat cut off),
+    written to ``target`` (16 kHz WAV), and ``sample.rttm`` repeated for the whole repeats beside it (.rttm).
+    Returns ``(wav, rttm, scored)``: ``scored`` seconds, from 0, the whole repeats that the RTTM describes."""
+    sample = read_wav(SAMPLE_WAV)
+    unit = np.concatenate([sample, np.zeros(SAMPLE_RATE, dtype=np.float32)])
+    period = len(unit) / SAMPLE_RATE
+    repeats = int(seconds // period)
+    lines = []
+    for k in range(repeats):
+        for line in SAMPLE_WAV.with_suffix(".rttm").read_text().splitlines():
+            if line.strip():
+                f = line.split()
+                lines.append(" ".join([*f[:3], f"{float(f[3]) + k * period:.3f}", *f[4:]]))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_wav(target, np.resize(unit, int(seconds * SAMPLE_RATE)))
+    rttm = target.with_suffix(".rttm")
+    rttm.write_text("\n".join(lines) + "\n")
+    return target, rttm, repeats * period
+
+
 # The music beds' chord progressions (semitones above the key's root; each chord a major or minor triad) and keys
 # (MIDI note of the root in octave 3): pop and ballad progressions, so that the bed sounds like music, not a tone.
 PROGRESSIONS = (
