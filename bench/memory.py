@@ -9,7 +9,8 @@ weights of the official dims: memory does not depend on the values), then encode
 tokens. On the CPU the figure is the growth of peak RSS over the RSS after loading (``ru_maxrss``: tensors,
 allocator caches and oneDNN scratch included); on CUDA it is ``torch.cuda.max_memory_allocated`` over the
 allocation after loading. The per-row cost is the slope of a least-squares line through the batch sizes.
-Prints one JSON object on stdout: the measurements, the fitted rows and the model's estimates, in MiB.
+Prints one JSON object on stdout: the measurements, the fitted rows, the row the batch advice plans for on this
+device and the shape-derived estimate, in MiB.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def main() -> None:
         print(json.dumps(measure_one(args.one[0], int(args.one[1]), args.device, args.dtype)))
         return
 
-    from whisper_subtitler.platform.batch_advice import WHISPER_DIMS, estimate_memory
+    from whisper_subtitler.platform.batch_advice import WHISPER_DIMS, cuda_row, estimate_memory
 
     results, fits = [], {}
     for name in args.models.split(","):
@@ -119,10 +120,13 @@ def main() -> None:
         results += rows
         slope, intercept = statistics.linear_regression([r["batch"] for r in rows], [r["growth_mib"] for r in rows])
         dtype = rows[0]["dtype"]
-        est = estimate_memory(WHISPER_DIMS[name], dtype, materialized_attention=args.device == "cpu")
+        dims = WHISPER_DIMS[name]
+        derived = estimate_memory(dims, dtype, materialized_attention=args.device == "cpu").row
+        advice = cuda_row(dims, dtype) if args.device.startswith("cuda") else derived
         fits[name] = {
             "measured_row_mib": round(slope, 1),
-            "estimated_row_mib": round(est.row / MIB, 1),
+            "advice_row_mib": round(advice / MIB, 1),  # what doctor's batch advice plans for on this device
+            "derived_row_mib": round(derived / MIB, 1),  # the shape-derived upper estimate
             "measured_fixed_mib": round(intercept, 1),
             "dtype": dtype,
         }

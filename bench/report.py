@@ -10,6 +10,8 @@ METHOD_NAMES = {
     "openai": "openai-whisper `transcribe(word_timestamps=True)`",
     "ours": "ours: VAD + batched decode (default)",
     "ours-int8": "ours, `--compute-type int8` (CPU, opt-in)",
+    "ours-fp16": "ours, `--compute-type float16` (GPU)",
+    "ours-fp32": "ours, `--compute-type float32` (GPU)",
     "faster-whisper": "faster-whisper batched, fp32",
     "faster-whisper-int8": "faster-whisper batched, int8",
 }

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
-METHODS = ("openai", "ours", "ours-fp32", "ours-int8", "faster-whisper", "faster-whisper-int8")
+METHODS = ("openai", "ours", "ours-fp16", "ours-fp32", "ours-int8", "faster-whisper", "faster-whisper-int8")
 
 
 def peak_rss_mb() -> float:
@@ -63,7 +63,7 @@ def run_openai(args) -> dict:
     return {"wall_s": wall, "text": result["text"], "words": words, "language": result["language"]}
 
 
-def run_ours(args, *, int8: bool = False, fp32: bool = False) -> dict:
+def run_ours(args, *, compute_type: str = "auto") -> dict:
     """``Pipeline.process`` as ``whisper-subtitler transcribe`` runs it (audio in pieces, VAD, batched decoding,
     cues, a JSON output); the wall time is the sum of its stage timings without ``model_load``."""
     import tempfile
@@ -79,8 +79,8 @@ def run_ours(args, *, int8: bool = False, fp32: bool = False) -> dict:
     selection = platform.configure(
         gpu_backend="cpu" if args.device == "cpu" else None,
         model=args.model,
-        # as --compute-type: int8 is quantized when the model is loaded; float32 is the GPU's reference for fp16
-        compute_type="int8" if int8 else ("float32" if fp32 else "auto"),
+        # as --compute-type: int8 is quantized when the model is loaded; float16 and float32 compare the GPU's dtypes
+        compute_type=compute_type,
     )
     platform.apply_optimizations(selection)
     torch.set_num_threads(args.threads)
@@ -166,7 +166,10 @@ def main() -> None:
     if args.method == "openai":
         result = run_openai(args)
     elif args.method.startswith("ours"):
-        result = run_ours(args, int8=args.method == "ours-int8", fp32=args.method == "ours-fp32")
+        result = run_ours(
+            args,
+            compute_type={"ours-int8": "int8", "ours-fp16": "float16", "ours-fp32": "float32"}.get(args.method, "auto"),
+        )
     else:
         result = run_faster_whisper(
             args, "int8" if args.method.endswith("int8") else ("float16" if args.device != "cpu" else "float32")

@@ -11,8 +11,11 @@ from tests.test_platform_machines import MACHINES
 from whisper_subtitler.platform.batch_advice import (
     ADVICE_MODELS,
     GPU_BATCH_CAP,
+    MEASURED_CUDA_ROW_MIB,
+    MIB,
     WHISPER_DIMS,
     buffer_elements,
+    cuda_row,
     estimate_memory,
     model_dims,
     parameter_count,
@@ -76,6 +79,29 @@ def test_materialized_attention_scores_raise_the_encoder_row():
     math = estimate_memory(d, "float16", materialized_attention=True)
     assert math.encoder_row - flash.encoder_row == 2 * 1500 * (6 * 1280 + 2 * 20 * 1500 - 10 * 1280)
     assert estimate_memory(d, "float32").weights == 2 * flash.weights
+
+
+def test_cuda_rows_follow_the_measured_rows_and_stay_above_them():
+    for model, measured in MEASURED_CUDA_ROW_MIB.items():
+        row = cuda_row(WHISPER_DIMS[model], "float16") / MIB
+        # the fit passes within 1 MiB of each measurement; the advice adds the cache of tokens 100 to 448
+        assert measured - 1 < row < measured * 1.3, (model, row)
+    for model in ADVICE_MODELS:
+        d = WHISPER_DIMS[model]
+        assert cuda_row(d, "float32") == pytest.approx(2 * cuda_row(d, "float16"), rel=0.01)
+        assert cuda_row(d, "float16") < estimate_memory(d, "float16").row  # the derived model overstated CUDA
+    # the 4-layer turbo decoder: the encoder phase bounds its row, not the cross-attention cache
+    turbo = WHISPER_DIMS["turbo"]
+    encoder = estimate_memory(turbo, "float16").encoder_row + 2 * 1500 * 1280
+    assert cuda_row(turbo, "float16") == encoder + 2 * 4 * 2 * 348 * 1280
+
+
+def test_cuda_advice_uses_the_measured_rows_and_rocm_the_derived_ones():
+    cuda = recommend_batch_size("small", _gpu(4, 4), "float16")
+    rocm = recommend_batch_size("small", _gpu(4, 4, backend="rocm"), "float16")
+    assert cuda.row == cuda_row(WHISPER_DIMS["small"], "float16")
+    assert rocm.row == estimate_memory(WHISPER_DIMS["small"], "float16", materialized_attention=True).row
+    assert cuda.batch_size > rocm.batch_size
 
 
 def _gpu(total_gib: float, free_gib: float | None = None, backend: str = "cuda") -> Device:

@@ -127,12 +127,23 @@ def test_apply_for_a_simulated_h100_flips_the_cuda_switches(torch_settings):
         "batch_size",
     )
     assert torch.backends.cudnn.benchmark is False
-    assert torch.backends.cuda.cudnn_sdp_enabled() is False  # no step touches cuDNN attention (docs/gpu-h200.md)
+    assert torch.backends.cuda.cudnn_sdp_enabled() is False  # fp32 (the level-1 default) leaves cuDNN attention alone
     assert torch.backends.cuda.matmul.fp32_precision == "tf32"
     # pyannote.audio reads the legacy flags on CUDA (fix_reproducibility): torch raises a RuntimeError there when
     # the step set the new API instead (seen on an H100 with torch 2.11)
     assert torch.backends.cuda.matmul.allow_tf32 is True and torch.backends.cudnn.allow_tf32 is True
     assert os.environ[ALLOC_CONF_VARIABLE] == "expandable_segments:True"
+
+
+def test_fp16_on_cuda_turns_cudnn_attention_off(torch_settings):
+    torch = torch_settings
+    torch.backends.cuda.enable_cudnn_sdp(True)
+    s = replace(_selection("h100"), dtype="float16")  # as --compute-type float16 selects
+    report = apply_optimizations(s, environ={})
+    assert report.applied[:2] == ("cudnn_benchmark_off", "cudnn_attention_off")
+    assert torch.backends.cuda.cudnn_sdp_enabled() is False
+    rocm = {r.name: r.detail for r in plan_optimizations(_selection("mi300x"), 1, {})}
+    assert rocm["cudnn_attention_off"] == "cuDNN attention is CUDA only"
 
 
 def test_a_failing_step_is_reported_and_the_run_goes_on(torch_settings, monkeypatch, caplog):

