@@ -168,7 +168,8 @@ def select(request: Request, machine: Machine, model: str | None = None) -> Sele
             fit = recommend_batch_size(model, device, "float32")
             if fit.batch_size < FP32_MIN_BATCH:
                 dtype = "float16"
-                dtype_reason = f"fp16: fp32 weights leave room for {fit.batch_size} rows ({fit.reason})"
+                rows = f"{fit.batch_size} batch row{'s' if fit.batch_size != 1 else ''}"
+                dtype_reason = f"fp16: fp32 weights would leave room for {rows} ({fit.reason})"
     else:
         dtype, dtype_reason = forced_dtype(request.compute_type, device)
     batch = _batch(model, device, dtype, request.optimization_level)
