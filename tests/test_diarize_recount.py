@@ -86,6 +86,31 @@ def test_recount_merges_a_speaker_whose_turns_are_all_short():
     assert labels == {"x", "y"}
 
 
+def test_flicker_turns_do_not_count_as_speech():
+    """As the 3-hour repeated sample's fourth cluster: one 2.25-s turn and 180 turns of 0.02 s (6 s in all)."""
+    from pyannote.audio.pipelines.speaker_diarization import DiarizeOutput
+
+    flicker = [(100 + 0.5 * k, 100.02 + 0.5 * k, "w") for k in range(180)]
+    turns = [(0, 6, "x"), (7, 13, "y"), (14, 16.25, "w"), (17, 23, "x"), (24, 30, "y")] + flicker
+    assert sum(end - start for start, end, label in turns if label == "w") > MIN_SPEECH
+    output = DiarizeOutput(
+        speaker_diarization=annotation(turns),
+        exclusive_speaker_diarization=annotation(turns),
+        speaker_embeddings=np.stack([A, B, np.array([0.0, 0.0, 1.0])]),
+    )
+
+    def embed(spans):  # w's one turn lies apart from x and y: only rule 1 can merge it
+        return np.stack(
+            [
+                np.array([0.3, 0.2, 1.0]) if 14 <= start < 17 else (B if 7 <= start % 17 < 13 else A)
+                for start, _ in spans
+            ]
+        )
+
+    labels = {label for *_, label in as_list(recount(output, embed).speaker_diarization)}
+    assert labels == {"x", "y"}
+
+
 def test_never_below_min_speakers():
     vectors = {"x": np.stack([A]), "y": np.stack([A])}
     assert merges({"x": 10.0, "y": 1.0}, vectors, min_speakers=2) == {}
