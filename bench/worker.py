@@ -5,7 +5,8 @@ timed), transcribe one file (timed: audio decoding, VAD, mel, decoding, word tim
 
 Methods (``METHODS``): ``openai`` (``whisper.transcribe(word_timestamps=True)``, its defaults otherwise),
 ``ours`` (``Pipeline.process``, the default batched path, to a JSON transcript), ``ours-int8`` (the same with
-``--compute-type int8``: ``platform.quantize`` when the model is loaded), ``faster-whisper`` /
+``--compute-type int8``: ``platform.quantize`` when the model is loaded), ``ours-fp16`` / ``ours-fp32`` (the same with
+``--compute-type float16`` / ``float32``, to compare a GPU's dtypes), ``faster-whisper`` /
 ``faster-whisper-int8`` (``BatchedInferencePipeline``, greedy, word timestamps).
 """
 
