@@ -13,7 +13,12 @@ from typer.testing import CliRunner
 from whisper_subtitler.transcription import TranscribeOptions
 from whisper_subtitler.transcription.batched import BatchedDecoding
 from whisper_subtitler.transcription.sequential import SequentialDecoding
-from whisper_subtitler.transcription.tuning import DecodingSettings, batch_candidates, choose_settings
+from whisper_subtitler.transcription.tuning import (
+    DecodingSettings,
+    attention_kernels,
+    batch_candidates,
+    choose_settings,
+)
 
 
 def test_candidates_on_the_cpu_and_around_the_gpu_advice():
@@ -22,6 +27,14 @@ def test_candidates_on_the_cpu_and_around_the_gpu_advice():
     assert batch_candidates("cuda", 16) == (8, 16, 32)
     assert batch_candidates("cuda", 32, cap=32) == (16, 32)
     assert batch_candidates("rocm", 1) == (1, 2)
+
+
+def test_attention_candidates_leave_out_what_cannot_run_or_is_turned_off():
+    assert attention_kernels("cuda", "float16") == ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH")
+    assert attention_kernels("cuda", "float32") == ("EFFICIENT_ATTENTION", "MATH")  # no fp32 flash kernel
+    assert attention_kernels("rocm", "float32") == ("EFFICIENT_ATTENTION", "MATH")
+    assert attention_kernels("cpu", "float32") == ("MATH",)
+    assert all("CUDNN_ATTENTION" not in attention_kernels(b, "float16") for b in ("cuda", "rocm", "mps", "cpu"))
 
 
 def test_requested_batch_size_wins_and_level_1_takes_the_advice():

@@ -120,8 +120,11 @@ def test_simulated_h100_report(schema, clean_env, tmp_path):
     assert report["selection"]["backend"] == "cuda" and report["selection"]["dtype"] == "float32"
     levels = {lv["level"]: {s["name"]: s["status"] for s in lv["steps"]} for lv in report["optimization_levels"]}
     assert levels[0]["tf32"] == "skipped" and levels[1]["tf32"] == "planned"
-    # level 0 keeps Whisper's fp16, so cuDNN attention is turned off there; fp32 from level 1 does not use it
+    # the default model (base): level 0 keeps Whisper's fp16, so cuDNN attention is turned off there; fp32 from
+    # level 1 does not use it
     assert levels[0]["cudnn_attention_off"] == "planned" and levels[1]["cudnn_attention_off"] == "skipped"
+    dtypes = {b["model"]: b["dtype"] for b in report["batch_sizes"]}
+    assert dtypes["base"] == dtypes["tiny.en"] == "float32" and dtypes["large-v3"] == dtypes["small"] == "float16"
     assert levels[2]["benchmark_tuning"] == "planned"
     console = Console(record=True, width=200)
     render_report(report, console)

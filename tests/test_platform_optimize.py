@@ -38,9 +38,10 @@ def test_every_step_appears_once_per_plan_in_table_order():
 
 def test_levels_are_cumulative_on_an_h100():
     s = _selection("h100")
-    assert _planned(s, 0) == ["cudnn_benchmark_off"]
+    assert _planned(s, 0) == ["cudnn_benchmark_off", "cudnn_attention_off"]  # large-v3 computes in fp16
     assert _planned(s, 1) == [
         "cudnn_benchmark_off",
+        "cudnn_attention_off",
         "tf32",
         "compute_dtype",
         "cuda_allocator",
@@ -117,17 +118,18 @@ def test_apply_for_a_simulated_h100_flips_the_cuda_switches(torch_settings):
     import os
 
     torch.backends.cudnn.benchmark = True  # as a library loaded before us might leave it
-    torch.backends.cuda.enable_cudnn_sdp(False)  # the steps leave the attention backends as they find them
-    report = apply_optimizations(_selection("h100"), environ={})
+    torch.backends.cuda.enable_cudnn_sdp(True)
+    report = apply_optimizations(_selection("h100"), environ={})  # large-v3: fp16
     assert report.applied == (
         "cudnn_benchmark_off",
+        "cudnn_attention_off",
         "tf32",
         "compute_dtype",
         "cuda_allocator",
         "batch_size",
     )
     assert torch.backends.cudnn.benchmark is False
-    assert torch.backends.cuda.cudnn_sdp_enabled() is False  # fp32 (the level-1 default) leaves cuDNN attention alone
+    assert torch.backends.cuda.cudnn_sdp_enabled() is False
     assert torch.backends.cuda.matmul.fp32_precision == "tf32"
     # pyannote.audio reads the legacy flags on CUDA (fix_reproducibility): torch raises a RuntimeError there when
     # the step set the new API instead (seen on an H100 with torch 2.11)
@@ -135,13 +137,13 @@ def test_apply_for_a_simulated_h100_flips_the_cuda_switches(torch_settings):
     assert os.environ[ALLOC_CONF_VARIABLE] == "expandable_segments:True"
 
 
-def test_fp16_on_cuda_turns_cudnn_attention_off(torch_settings):
+def test_fp32_on_cuda_leaves_cudnn_attention_alone(torch_settings):
     torch = torch_settings
     torch.backends.cuda.enable_cudnn_sdp(True)
-    s = replace(_selection("h100"), dtype="float16")  # as --compute-type float16 selects
-    report = apply_optimizations(s, environ={})
-    assert report.applied[:2] == ("cudnn_benchmark_off", "cudnn_attention_off")
-    assert torch.backends.cuda.cudnn_sdp_enabled() is False
+    base = select(Request(), describe(MACHINES["h100"]), "base")  # fp32 + TF32
+    report = apply_optimizations(base, environ={})
+    assert base.dtype == "float32" and "cudnn_attention_off" not in report.applied
+    assert torch.backends.cuda.cudnn_sdp_enabled() is True  # fp32 does not run cuDNN attention: left as found
     rocm = {r.name: r.detail for r in plan_optimizations(_selection("mi300x"), 1, {})}
     assert rocm["cudnn_attention_off"] == "cuDNN attention is CUDA only"
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,32 +10,35 @@ from tests.test_platform_machines import MACHINES
 from whisper_subtitler.errors import BackendUnavailableError, ExitCode, UsageError
 from whisper_subtitler.platform import configure, describe, plan_optimizations, select
 from whisper_subtitler.platform.environment import Request, load_environment, parse_env_text, resolve_request
-from whisper_subtitler.platform.machine import GIB
 
-# machine -> backend, torch device, dtype, planned level-1 steps, batch for large-v3, batch for base
+# machine -> backend, torch device, dtype for large-v3, planned level-1 steps for large-v3, batch for large-v3, dtype
+# and batch for base (fp32 + TF32 on CUDA 8.0+ for tiny and base only)
 EXPECTED = {
     "h100": (
         "cuda",
         "cuda",
-        "float32",
-        {"cudnn_benchmark_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
+        "float16",
+        {"cudnn_benchmark_off", "cudnn_attention_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
         32,
+        "float32",
         32,
     ),
     "rtx4090": (
         "cuda",
         "cuda",
+        "float16",
+        {"cudnn_benchmark_off", "cudnn_attention_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
+        32,
         "float32",
-        {"cudnn_benchmark_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
-        24,
         32,
     ),
     "a10": (
         "cuda",
         "cuda",
+        "float16",
+        {"cudnn_benchmark_off", "cudnn_attention_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
+        32,
         "float32",
-        {"cudnn_benchmark_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
-        16,
         32,
     ),
     "t4": (
@@ -45,41 +47,45 @@ EXPECTED = {
         "float16",
         {"cudnn_benchmark_off", "cudnn_attention_off", "compute_dtype", "cuda_allocator", "batch_size"},
         24,
+        "float16",
         32,
     ),
     "b200": (
         "cuda",
         "cuda",
-        "float32",
-        {"cudnn_benchmark_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
+        "float16",
+        {"cudnn_benchmark_off", "cudnn_attention_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
         32,
+        "float32",
         32,
     ),
     "rtx5090": (
         "cuda",
         "cuda",
-        "float32",
-        {"cudnn_benchmark_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
+        "float16",
+        {"cudnn_benchmark_off", "cudnn_attention_off", "tf32", "compute_dtype", "cuda_allocator", "batch_size"},
         32,
+        "float32",
         32,
     ),
-    "mi300x": ("rocm", "cuda", "float16", {"cudnn_benchmark_off", "compute_dtype", "batch_size"}, 32, 32),
-    "rx7900xtx": ("rocm", "cuda", "float16", {"cudnn_benchmark_off", "compute_dtype", "batch_size"}, 32, 32),
-    "m2": ("mps", "mps", "float16", {"mps_cpu_fallback", "compute_dtype", "batch_size"}, 12, 32),
-    "cpu": ("cpu", "cpu", "float32", {"compute_dtype", "cpu_threads", "batch_size"}, 8, 8),
+    "mi300x": ("rocm", "cuda", "float16", {"cudnn_benchmark_off", "compute_dtype", "batch_size"}, 32, "float16", 32),
+    "rx7900xtx": ("rocm", "cuda", "float16", {"cudnn_benchmark_off", "compute_dtype", "batch_size"}, 32, "float16", 32),
+    "m2": ("mps", "mps", "float16", {"mps_cpu_fallback", "compute_dtype", "batch_size"}, 12, "float16", 32),
+    "cpu": ("cpu", "cpu", "float32", {"compute_dtype", "cpu_threads", "batch_size"}, 8, "float32", 8),
 }
 
 
 @pytest.mark.parametrize("key", list(EXPECTED))
 def test_auto_selection_per_machine(key):
-    backend, device, dtype, steps, batch_large, batch_base = EXPECTED[key]
+    backend, device, dtype, steps, batch_large, dtype_base, batch_base = EXPECTED[key]
     machine = describe(MACHINES[key])
     s = select(Request(), machine, "large-v3")
     assert (s.backend, s.device, s.dtype) == (backend, device, dtype)
     assert not s.fell_back and s.warnings == ()
     assert s.reason.startswith(f"auto picked {backend}")
     assert s.batch_size == batch_large
-    assert select(Request(), machine, "base").batch_size == batch_base
+    base = select(Request(), machine, "base")
+    assert (base.dtype, base.batch_size) == (dtype_base, batch_base)
     planned = {r.name for r in plan_optimizations(s, environ={}) if r.status == "planned"}
     from whisper_subtitler.platform import allocator
 
@@ -93,18 +99,16 @@ def test_t4_batch_is_limited_by_memory_with_the_figures_in_the_reason():
     assert "fits 31" in s.batch.reason and "capped" not in s.batch.reason
 
 
-def test_fp32_with_tf32_gives_way_to_fp16_where_its_weights_crowd_out_the_batch():
-    # An 8-GiB Ampere card: large-v3's fp32 weights (5.75 GiB) leave room for one row, its fp16 weights for more.
-    ampere_8g = replace(
-        MACHINES["a10"], gpus=(replace(MACHINES["a10"].gpus[0], total_memory=8 * GIB, free_memory=8 * GIB),)
-    )
-    s = select(Request(), describe(ampere_8g), "large-v3")
-    assert s.dtype == "float16" and "fp32 weights would leave room for 1 batch row (" in s.dtype_reason
-    assert s.batch_size > 1
-    base = select(Request(), describe(ampere_8g), "base")
-    assert base.dtype == "float32" and "TF32" in base.dtype_reason
-    forced = select(Request(compute_type="float32"), describe(ampere_8g), "large-v3")
-    assert forced.dtype == "float32"  # the user's choice stands
+def test_fp32_with_tf32_only_for_the_models_it_was_measured_on():
+    h100 = describe(MACHINES["h100"])
+    for model in ("tiny", "tiny.en", "base", "base.en", None):  # None: the default model, base
+        s = select(Request(), h100, model)
+        assert s.dtype == "float32" and "TF32" in s.dtype_reason, model
+    for model in ("small", "medium", "large-v3", "turbo", "/models/my-finetune.pt"):
+        assert select(Request(), h100, model).dtype == "float16", model
+    assert select(Request(optimization_level=0), h100, "base").dtype == "float16"  # level 0: Whisper's default
+    assert select(Request(compute_type="float32"), h100, "large-v3").dtype == "float32"  # the user's choice stands
+    assert select(Request(), describe(MACHINES["t4"]), "base").dtype == "float16"  # no TF32
 
 
 def test_level_0_keeps_whisper_defaults_and_a_small_batch():

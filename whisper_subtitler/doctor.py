@@ -164,9 +164,10 @@ def build_report(
     then the ``auto`` choice. ``environ``, ``cwd`` and ``machine`` exist for tests. Byte sizes are bytes.
     """
     from whisper_subtitler import platform
-    from whisper_subtitler.platform.batch_advice import batch_table
+    from whisper_subtitler.platform.batch_advice import ADVICE_MODELS, recommend_batch_size
     from whisper_subtitler.platform.environment import load_environment
     from whisper_subtitler.platform.optimize import plan_optimizations
+    from whisper_subtitler.platform.select import choose_dtype
     from whisper_subtitler.version import __version__
 
     base_env = dict(os.environ if environ is None else environ)
@@ -212,15 +213,24 @@ def build_report(
                 "steps": [{"name": s.name, "level": s.level, "status": s.status, "detail": s.detail} for s in steps],
             }
         )
+
+    def dtype_for(model: str) -> str:  # what a run of that model would compute in (--compute-type auto: per model)
+        if selection.dtype_reason.startswith("--compute-type"):
+            return selection.dtype
+        return choose_dtype(device, selection.optimization_level, model)[0]
+
     batches = [
         {
             "model": a.model,
+            "dtype": dtype,
             "batch_size": a.batch_size,
             "reason": a.reason,
             "weights_bytes": a.weights,
             "row_bytes": a.row,
         }
-        for a in batch_table(device, selection.dtype).values()
+        for model in ADVICE_MODELS
+        for dtype in (dtype_for(model),)
+        for a in (recommend_batch_size(model, device, dtype),)
     ]
 
     ffmpeg, ffprobe = _tool("ffmpeg"), _tool("ffprobe")
@@ -383,11 +393,11 @@ def render_report(report: dict[str, Any], console) -> None:
         opt.add_row(name, *cells)
     console.print(opt)
 
-    batch = Table(title=f"Recommended batch sizes on {s['backend']} ({s['dtype']})", title_justify="left")
-    for col in ("model", "batch", "why"):
+    batch = Table(title=f"Recommended batch sizes on {s['backend']}", title_justify="left")
+    for col in ("model", "dtype", "batch", "why"):
         batch.add_column(col)
     for b in report["batch_sizes"]:
-        batch.add_row(b["model"], str(b["batch_size"]), b["reason"])
+        batch.add_row(b["model"], b.get("dtype", s["dtype"]), str(b["batch_size"]), b["reason"])
     console.print(batch)
 
     f = report["ffmpeg"]

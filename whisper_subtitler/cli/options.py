@@ -276,7 +276,8 @@ ComputeTypeOption = Annotated[
     typer.Option(
         "--compute-type",
         case_sensitive=False,
-        help="auto (float16 on GPUs with fast fp16, else float32), float32, float16 (GPU), bfloat16 (CUDA 8.0+, "
+        help="auto (float32 with TF32 for tiny and base on NVIDIA GPUs of compute capability 8.0+, float16 on other "
+        "GPUs and models, float32 on the CPU), float32, float16 (GPU), bfloat16 (CUDA 8.0+, "
         "ROCm CDNA, Apple M2+, CPU; batched path only) or int8 (CPU only: weights quantized to int8; "
         "the decoder only; 2 cores, 10-minute clip: tiny.en 1.3x as fast, WER +0.2 points; base 1.2x, same WER; "
         'README, "Speed").',

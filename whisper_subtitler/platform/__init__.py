@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from whisper_subtitler.platform.batch_advice import BatchAdvice, batch_table, recommend_batch_size
+from whisper_subtitler.platform.batch_advice import BatchAdvice, recommend_batch_size
 from whisper_subtitler.platform.environment import Request, load_environment, resolve_request
 from whisper_subtitler.platform.machine import Backend, BackendName, Device, Machine, Probe, describe, with_free_memory
 from whisper_subtitler.platform.mps import enable_mps_fallback, prepare_model
@@ -38,7 +38,6 @@ __all__ = [
     "StepResult",
     "TuneResult",
     "apply_optimizations",
-    "batch_table",
     "configure",
     "describe",
     "detect",

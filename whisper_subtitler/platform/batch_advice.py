@@ -10,7 +10,7 @@ On CUDA the memory per batch row (one 30 s window) is a fit to measurements (``b
 fp16, ``torch.cuda.max_memory_allocated`` over batches of 1, 4, 16 and 32 windows decoded greedily to 100
 tokens; docs/gpu-h200.md): tiny.en 12.5, base 21.0, small 59.4 MiB per row. What grows with the batch is the
 decoder's cross-attention keys and values, computed once per window and kept while it decodes, so the fit is a
-line through that size (residuals under 0.5 MiB), plus the self-attention cache of the tokens past the 100
+line through that size (residuals under 0.6 MiB), plus the self-attention cache of the tokens past the 100
 measured, plus the encoder phase where it is larger (the large models' 4-layer turbo decoder):
 
     cross_kv    = b * L_t * 2 * T_a * s_t
@@ -229,8 +229,3 @@ def recommend_batch_size(model: str | None, device: Device, dtype: str) -> Batch
         f"{est.row / MIB:.0f} MiB per row fits {fit}" + (f", capped at {GPU_BATCH_CAP}" if fit > GPU_BATCH_CAP else "")
     )
     return BatchAdvice(name, batch, why + note, est.weights, est.row, usable)
-
-
-def batch_table(device: Device, dtype: str, models: tuple[str, ...] = ADVICE_MODELS) -> dict[str, BatchAdvice]:
-    """``recommend_batch_size`` for each model name in ``models`` (the doctor report's table)."""
-    return {m: recommend_batch_size(m, device, dtype) for m in models}

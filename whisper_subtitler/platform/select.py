@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from whisper_subtitler.errors import BackendUnavailableError, UsageError
 from whisper_subtitler.platform import architectures as arch
-from whisper_subtitler.platform.batch_advice import CPU_BATCH, BatchAdvice, recommend_batch_size
+from whisper_subtitler.platform.batch_advice import CPU_BATCH, BatchAdvice, model_dims, recommend_batch_size
 from whisper_subtitler.platform.environment import Request
 from whisper_subtitler.platform.machine import BACKENDS, BackendName, Device, Machine
 
@@ -38,10 +38,11 @@ class DtypeRule:
 
 # fp32 with TF32 tensor-core matrix products (compute capability >= 8.0, the tf32 step) beat fp16 in every
 # measurement of the whole pipeline on an H100 and two H200s, with the same words: base on the 10-minute clip
-# 4.0 s against 12.8 s, tiny.en 4.3 s against 11.9 s (docs/gpu-h200.md). Where fp32's weights would leave fewer
-# than FP32_MIN_BATCH rows in the GPU's memory (large models on small cards), fp16 is kept.
-TF32_WHY = "fp32 with TF32 tensor cores: faster than fp16 on the measured GPUs, same words (docs/gpu-h200.md)"
-FP32_MIN_BATCH = 8
+# 4.0 s against 12.8 s, tiny.en 4.3 s against 11.9 s (docs/gpu-h200.md). Measured on tiny and base only: larger
+# models keep fp16, whose weights and batch rows are half the size and whose tensor cores run at twice TF32's rate,
+# until a measurement says otherwise.
+TF32_WHY = "fp32 with TF32 tensor cores: faster than fp16 for this model on the measured GPUs (docs/gpu-h200.md)"
+FP32_MODELS = frozenset({"tiny", "tiny.en", "base", "base.en"})
 
 # First matching row wins (rows for higher levels first). bf16 is never chosen: whisper.decode accepts only
 # fp16 or fp32 audio features (DecodingTask._get_audio_features raises TypeError otherwise), and bf16 has
@@ -80,10 +81,14 @@ def forced_dtype(compute_type: str, device: Device) -> tuple[str, str]:
     return compute_type, why
 
 
-def choose_dtype(device: Device, level: int) -> tuple[str, str]:
-    """``(dtype, why)`` from ``DTYPE_RULES`` for ``device`` at optimization ``level``."""
+def choose_dtype(device: Device, level: int, model: str | None = None) -> tuple[str, str]:
+    """``(dtype, why)`` from ``DTYPE_RULES`` for ``device`` at optimization ``level``; the TF32 rule holds only for
+    the models of ``FP32_MODELS`` (``model`` ``None``: the default model), the next matching rule for the others."""
+    name = model_dims(model)[0]
     for rule in DTYPE_RULES:
         matches = rule.backend == device.backend and level >= rule.min_level
+        if rule.why == TF32_WHY and name not in FP32_MODELS:
+            continue
         if matches and (rule.feature is None or rule.feature in device.features):
             return rule.dtype, rule.why
     return "float32", "no rule matched"
@@ -163,13 +168,7 @@ def select(request: Request, machine: Machine, model: str | None = None) -> Sele
     device = chosen.device
     assert device is not None  # available backends always carry their device
     if request.compute_type == "auto":
-        dtype, dtype_reason = choose_dtype(device, request.optimization_level)
-        if dtype == "float32" and arch.TF32 in device.features and device.backend == BackendName.CUDA:
-            fit = recommend_batch_size(model, device, "float32")
-            if fit.batch_size < FP32_MIN_BATCH:
-                dtype = "float16"
-                rows = f"{fit.batch_size} batch row{'s' if fit.batch_size != 1 else ''}"
-                dtype_reason = f"fp16: fp32 weights would leave room for {rows} ({fit.reason})"
+        dtype, dtype_reason = choose_dtype(device, request.optimization_level, model)
     else:
         dtype, dtype_reason = forced_dtype(request.compute_type, device)
     batch = _batch(model, device, dtype, request.optimization_level)

@@ -36,12 +36,24 @@ MIN_SAMPLE_CHUNKS = 4  # fewer chunks than this: nothing worth measuring, keep t
 MAX_WORD_CHANGE = 0.02  # a candidate whose words differ more from the first run's is dropped (fp16 rounding: less)
 PAYBACK_WINDOWS = 120  # 30-s windows in an hour of speech: a one-time cost (compilation) must pay back within it
 
-ATTENTION_KERNELS = {  # torch.nn.attention.SDPBackend names worth measuring per backend; cuDNN has no ROCm form
-    BackendName.CUDA: ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH"),
+# torch.nn.attention.SDPBackend names worth measuring per backend. Not cuDNN's: the cudnn_attention_off step turns
+# it off, as its plan builds for every new shape cost seconds a file (docs/gpu-h200.md) that a warmed-up measurement
+# would not see. Flash attention runs fp16 and bf16 only (attention_kernels).
+ATTENTION_KERNELS = {
+    BackendName.CUDA: ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH"),
     BackendName.ROCM: ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH"),
     BackendName.MPS: ("MATH",),
     BackendName.CPU: ("MATH",),  # PyTorch's own choice on the CPU is its flash kernel: no need to measure it twice
 }
+
+
+def attention_kernels(backend: BackendName | str, dtype: str) -> tuple[str, ...]:
+    """The SDPA kernels to measure on ``backend`` in ``dtype``: ``ATTENTION_KERNELS``, without flash attention on a
+    GPU in float32 (it has no float32 kernel, so pinning it would only fail)."""
+    kernels = ATTENTION_KERNELS.get(BackendName(backend), ())
+    if backend in (BackendName.CUDA, BackendName.ROCM) and dtype not in ("float16", "bfloat16"):
+        kernels = tuple(k for k in kernels if k != "FLASH_ATTENTION")
+    return kernels
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +71,7 @@ class DecodingSettings:
 
 def batch_candidates(backend: str, advice: int, cap: int = 32) -> tuple[int, ...]:
     """Batch sizes to measure: ``CPU_CANDIDATES`` on the CPU; on a GPU half, the same and twice the advice
-    (at most ``cap``), since the advice comes from a memory model, not from a measurement."""
+    (at most ``cap``), since the advice is sized by memory, not by speed."""
     if backend == BackendName.CPU:
         return tuple(sorted(set(CPU_CANDIDATES) | {advice}))
     return tuple(sorted({max(1, advice // 2), advice, min(cap, advice * 2)}))
@@ -193,7 +205,7 @@ def choose_settings(
     # "auto": PyTorch's own choice, the baseline (tune() needs a baseline that is not None)
     setting = f"attention@{batch_size},kernels={kernels}"
     result = tune(
-        ["auto", *ATTENTION_KERNELS.get(selection.backend, ())],
+        ["auto", *attention_kernels(selection.backend, selection.dtype)],
         lambda kernel: run(measured, batch_size, kernels, attention=_pinned(kernel)),
         tuning_key(selection, model=name, setting=setting),
         baseline="auto",
