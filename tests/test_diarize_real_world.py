@@ -10,7 +10,7 @@ docs/diarization.md ("Real-world audio"), so that each fails if its behaviour co
   13-14 % and 10 % after);
 - a clean conversation with overlapped speech (seed 1, two overlaps, 0.74 s): 2 speakers, DER at most 11 % (10.1 %
   before and after: a guard, no gain);
-- a 10-minute two-speaker conversation: 2 speakers; the sample repeated for 20 minutes: 2 speakers (3 before).
+- a 10-minute two-speaker conversation: 2 speakers; the sample repeated for 10 minutes: 2 speakers (3 before).
 
 On each re-arranged conversation, the cues built from its real words (its STM, each utterance's words spread over
 its time by their length) with the speakers of the diarization meet ``check`` (issue 29): no orphan word, no
@@ -112,11 +112,13 @@ def test_ten_minutes_of_two_speakers_give_two_speakers(diarizer, tmp_path):
     assert_cues_check(made, diarization, styles=("label",))  # one style: 1.5 s of cue building on 10 minutes
 
 
-def test_the_sample_repeated_for_twenty_minutes_gives_two_speakers(diarizer, tmp_path):
+def test_the_sample_repeated_for_ten_minutes_gives_two_speakers(diarizer, tmp_path):
     """pyannote's sample back to back with 1-s pauses (the bench's long conversation file): its quick "Hello?"
-    "Oh, hello." exchange, the same in every repeat, made a third speaker of slivers from 20 minutes on (3 speakers,
-    DER 10.5 % before the re-count's rule for speakers with no turn of MAX_REGION; 2 and 5.7 % after)."""
-    wav, rttm, scored = repeated_sample(tmp_path / "repeated.wav", 1200.0)
+    "Oh, hello." exchange, the same in every repeat, makes a speaker of slivers, which the re-count merges (no turn of
+    MAX_REGION); at 10 minutes its reference lay nearest a small speaker heard in one 2.3-s turn at the file's cut-off
+    end, which grew into a third voice (3 speakers, DER 10.5 %) until a minor speaker joined only a speaker with more
+    speech than it (2 speakers, 5.6 %)."""
+    wav, rttm, scored = repeated_sample(tmp_path / "repeated.wav", 600.0)
     diarization = diarize(diarizer, wav)
     assert len(diarization.speakers) == 2
     assert der(rttm, diarization.turns, scored) <= 0.08

@@ -67,6 +67,16 @@ def test_a_speaker_heard_only_in_slivers_joins_the_nearest():
     assert merges(speech, vectors, merge_similarity=1.0, longest=all_short) == {}
 
 
+def test_a_minor_speaker_joins_a_speaker_with_more_speech():
+    """As the 10-minute repeated sample: the slivers' reference lies nearest a small speaker heard in one long turn
+    (w, 3.5 s); joining it would make w a third voice of 17.5 s, so they join the nearest of the larger ones."""
+    C = np.array([0.0, 0.0, 1.0])
+    vectors = {"x": np.stack([A]), "y": np.stack([B]), "w": np.stack([C]), "z": np.stack([0.2 * A + C])}
+    speech = {"x": 100.0, "y": 90.0, "w": MIN_SPEECH + 0.5, "z": 14.0}
+    longest = {"x": 4.0, "y": 6.0, "w": 2.3, "z": 0.7}
+    assert merges(speech, vectors, merge_similarity=1.0, longest=longest) == {"z": "x"}
+
+
 def test_recount_merges_a_speaker_whose_turns_are_all_short():
     from pyannote.audio.pipelines.speaker_diarization import DiarizeOutput
 

@@ -18,9 +18,10 @@ the same stretches and embedding as :mod:`.reassign`), then, as long as there ar
    :data:`.reassign.MIN_REGION`, silero-vad's shortest speech region: shorter ones are the segmentation's flicker,
    and a 3-hour file had a cluster of 183 turns of 0.02-0.23 s and one of 2.25 s), or with no exclusive turn as long
    as :data:`.reassign.MAX_REGION` (the length under which the pipeline takes a region's voice from the region's own
-   embedding, not from the windows'), is merged into the speaker whose reference is nearest (cosine similarity), the
-   one with the least speech first: a person who says less than that in a whole file cannot be told from a stretch
-   of music, a laugh or a mis-segmented edge, and one heard only in slivers is what the clustering makes of windows
+   embedding, not from the windows'), is merged into the speaker whose reference is nearest (cosine similarity) among
+   those with more speech than it, the one with the least speech first: a person who says less than that in a whole
+   file cannot be told from a stretch of music, a laugh or a mis-segmented edge, and one heard only in slivers is
+   what the clustering makes of windows
    in which two voices answer each other quickly ("Hello?" "Oh, hello.", repeated through a long file), as long as
    another speaker is heard in a longer turn; the short regions are then given to a speaker each by :mod:`.reassign`;
 2. the two speakers whose references are most alike are merged while their cosine similarity is at least
@@ -116,7 +117,9 @@ def merges(
         small_ones = sorted((label for label in labels if minor(label)), key=lambda x: (seconds(x), str(x)))
         if small_ones:
             small = small_ones[0]
-            others = [label for label in labels if label != small]
+            # into a speaker with more speech: a sliver speaker must not grow a small one into a third voice
+            others = [label for label in labels if label != small and seconds(label) > seconds(small)]
+            others = others or [label for label in labels if label != small]
             if reference(small) is None:
                 target = max(others, key=lambda x: (seconds(x), -labels.index(x)))
             else:
