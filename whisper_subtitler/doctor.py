@@ -213,25 +213,20 @@ def build_report(
                 "steps": [{"name": s.name, "level": s.level, "status": s.status, "detail": s.detail} for s in steps],
             }
         )
-
-    def dtype_for(model: str) -> str:  # what a run of that model would compute in (--compute-type auto: per model)
-        if selection.dtype_reason.startswith("--compute-type"):
-            return selection.dtype
-        return choose_dtype(device, selection.optimization_level, model)[0]
-
-    batches = [
-        {
-            "model": a.model,
-            "dtype": dtype,
-            "batch_size": a.batch_size,
-            "reason": a.reason,
-            "weights_bytes": a.weights,
-            "row_bytes": a.row,
-        }
-        for model in ADVICE_MODELS
-        for dtype in (dtype_for(model),)
-        for a in (recommend_batch_size(model, device, dtype),)
-    ]
+    batches = []
+    for model in ADVICE_MODELS:  # each in the dtype a run of it would use (the dtype table is per model)
+        dtype = choose_dtype(device, selection.optimization_level, model)[0]
+        a = recommend_batch_size(model, device, dtype)
+        batches.append(
+            {
+                "model": a.model,
+                "dtype": dtype,
+                "batch_size": a.batch_size,
+                "reason": a.reason,
+                "weights_bytes": a.weights,
+                "row_bytes": a.row,
+            }
+        )
 
     ffmpeg, ffprobe = _tool("ffmpeg"), _tool("ffprobe")
     if not ffmpeg["found"]:

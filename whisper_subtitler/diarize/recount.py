@@ -21,9 +21,9 @@ the same stretches and embedding as :mod:`.reassign`), then, as long as there ar
    embedding, not from the windows'), is merged into the speaker whose reference is nearest (cosine similarity) among
    those with more speech than it, the one with the least speech first: a person who says less than that in a whole
    file cannot be told from a stretch of music, a laugh or a mis-segmented edge, and one heard only in slivers is
-   what the clustering makes of windows
-   in which two voices answer each other quickly ("Hello?" "Oh, hello.", repeated through a long file), as long as
-   another speaker is heard in a longer turn; the short regions are then given to a speaker each by :mod:`.reassign`;
+   what the clustering makes of windows in which two voices answer each other quickly ("Hello?" "Oh, hello.",
+   repeated through a long file), as long as another speaker is heard in a longer turn; the short regions are then
+   given to a speaker each by :mod:`.reassign`;
 2. the two speakers whose references are most alike are merged while their cosine similarity is at least
    :data:`MERGE_SIMILARITY`: two clusters of one voice.
 

@@ -27,13 +27,15 @@ INSTALL_HINTS = {
 @dataclass(frozen=True, slots=True)
 class DtypeRule:
     """One row of the compute-dtype table: on ``backend`` from optimization level ``min_level``, when the device
-    has ``feature`` (or always when ``None``), compute in ``dtype``; ``why`` is logged."""
+    has ``feature`` (or always when ``None``) and the model is one of ``models`` (or any when ``None``), compute in
+    ``dtype``; ``why`` is logged."""
 
     backend: BackendName
     min_level: int
     feature: str | None
     dtype: str
     why: str
+    models: frozenset[str] | None = None
 
 
 # fp32 with TF32 tensor-core matrix products (compute capability >= 8.0, the tf32 step) beat fp16 in every
@@ -41,14 +43,20 @@ class DtypeRule:
 # 4.0 s against 12.8 s, tiny.en 4.3 s against 11.9 s (docs/gpu-h200.md). Measured on tiny and base only: larger
 # models keep fp16, whose weights and batch rows are half the size and whose tensor cores run at twice TF32's rate,
 # until a measurement says otherwise.
-TF32_WHY = "fp32 with TF32 tensor cores: faster than fp16 for this model on the measured GPUs (docs/gpu-h200.md)"
 FP32_MODELS = frozenset({"tiny", "tiny.en", "base", "base.en"})
 
 # First matching row wins (rows for higher levels first). bf16 is never chosen: whisper.decode accepts only
 # fp16 or fp32 audio features (DecodingTask._get_audio_features raises TypeError otherwise), and bf16 has
 # 3 fewer mantissa bits than fp16 for no speed gain on tensor cores that run both.
 DTYPE_RULES: tuple[DtypeRule, ...] = (
-    DtypeRule(BackendName.CUDA, 1, arch.TF32, "float32", TF32_WHY),
+    DtypeRule(
+        BackendName.CUDA,
+        1,
+        arch.TF32,
+        "float32",
+        "fp32 with TF32 tensor cores: faster than fp16 for this model on the measured GPUs (docs/gpu-h200.md)",
+        FP32_MODELS,
+    ),
     DtypeRule(BackendName.CUDA, 0, arch.FP16, "float16", "fp16 tensor cores; Whisper's own default on CUDA"),
     DtypeRule(BackendName.CUDA, 0, None, "float32", "this GPU has no native fp16"),
     DtypeRule(BackendName.ROCM, 0, arch.FP16, "float16", "fp16 matrix cores; Whisper's own default on GPUs"),
@@ -82,13 +90,12 @@ def forced_dtype(compute_type: str, device: Device) -> tuple[str, str]:
 
 
 def choose_dtype(device: Device, level: int, model: str | None = None) -> tuple[str, str]:
-    """``(dtype, why)`` from ``DTYPE_RULES`` for ``device`` at optimization ``level``; the TF32 rule holds only for
-    the models of ``FP32_MODELS`` (``model`` ``None``: the default model), the next matching rule for the others."""
+    """``(dtype, why)`` from ``DTYPE_RULES`` for ``device`` at optimization ``level`` and ``model`` (``None``: the
+    default model)."""
     name = model_dims(model)[0]
     for rule in DTYPE_RULES:
         matches = rule.backend == device.backend and level >= rule.min_level
-        if rule.why == TF32_WHY and name not in FP32_MODELS:
-            continue
+        matches = matches and (rule.models is None or name in rule.models)
         if matches and (rule.feature is None or rule.feature in device.features):
             return rule.dtype, rule.why
     return "float32", "no rule matched"
