@@ -78,6 +78,24 @@ def test_the_screen_sends_only_regions_heard_in_another_language_to_be_examined_
     assert screened({"en": 0.4, "es": 0.6}, []) == [{"en": 0.4, "es": 0.6}]  # one region: the window's is its own
 
 
+def test_a_region_only_its_slice_hears_in_another_language_is_judged_with_silence_after_it():
+    # Detections of real English telephone speech (a 0.65-s answer, bench/conversations.py's speech re-arranged)
+    sure = {"en": 0.998, "cy": 0.001, "es": 0.001}
+    korean = {"ko": 0.52, "en": 0.17, "zh": 0.11}  # sliced out of its window, no silence after it
+    quiet = {"en": 0.71, "cy": 0.15, "ko": 0.04}  # the same frames followed by encoded silence
+    assert screened(sure, [korean], [quiet]) == [sure]
+    assert screened(sure, [korean]) == [None]  # without the quiet slice: examined alone
+    assert screened(sure, [korean], [{"ko": 0.6, "en": 0.4}]) == [None]  # the quiet slice hears Korean too
+    # The window itself gives the slice's language some weight (an Italian clip in a Portuguese window): alone,
+    # whatever the quiet slice says.
+    portuguese = {"pt": 0.93, "it": 0.07}
+    assert screened(portuguese, [{"it": 0.67, "pt": 0.08}], [{"pt": 0.8, "it": 0.2}]) == [None]
+    # In a window less sure than WINDOW_SURE_P the quiet slice must itself be SLICE_SURE_P sure.
+    unsure = {"en": 0.7, "es": 0.3}
+    assert screened(unsure, [korean], [{"en": 0.6, "cy": 0.4}]) == [{"en": 0.6, "cy": 0.4}]
+    assert screened(unsure, [korean], [{"en": 0.4, "cy": 0.3, "ko": 0.3}]) == [None]
+
+
 def test_only_overruled_fairly_sure_regions_are_checked_and_a_short_one_only_in_a_language_heard_elsewhere():
     regions = [
         region(0, 5, en=0.95),

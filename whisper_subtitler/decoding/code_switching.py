@@ -220,31 +220,52 @@ WINDOW_SURE_P = 0.9  # a window's own detection at least this sure of one langua
 SLICE_SURE_P = 0.5  # in a window less sure, a region's sliced detection must be this sure of the window's language
 
 
-def screened(window: Mapping[str, float], sliced: Sequence[Mapping[str, float]]) -> list[Mapping[str, float] | None]:
+def screened(
+    window: Mapping[str, float],
+    sliced: Sequence[Mapping[str, float]],
+    quiet: Sequence[Mapping[str, float]] | None = None,
+) -> list[Mapping[str, float] | None]:
     """The detection each region of one window takes without being encoded alone, or ``None`` where it must be.
 
     ``window``: the window's own detection (language -> p); ``sliced``: each region's detection with the
     cross-attention limited to its frames (``language_id.sliced_probabilities``), one per region, empty for a
-    window of one region (whose detection is the window's: ``[window]``).
+    window of one region (whose detection is the window's: ``[window]``); ``quiet``: the same with one second of
+    encoded silence after the frames (``quiet_spans``), one per region, or ``None``.
 
-    - A region whose sliced detection names another language than the window's is examined alone (``None``),
-      however sure the window: an Italian clip in a window 0.97 sure of Portuguese still gave Portuguese 0.08, no
-      less than synthetic English that the slice hears as Finnish gave English (0.06-0.2), so no threshold on that
-      probability tells them apart (docs/multilingual.md).
     - A region whose sliced detection names the window's language takes the window's detection when the window is
       at least ``WINDOW_SURE_P`` sure; in a window less sure, it takes its sliced detection when that is at least
       ``SLICE_SURE_P`` sure, and is examined alone otherwise (a French clip heard as French 0.26 by the slice was
-      smoothed into its Japanese neighbours; alone it is French 1.00)."""
+      smoothed into its Japanese neighbours; alone it is French 1.00).
+    - A region whose sliced detection names another language is examined alone (``None``), however sure the window:
+      an Italian clip in a window 0.97 sure of Portuguese still gave Portuguese 0.08, no less than synthetic English
+      that the slice hears as Finnish gave English (0.06-0.2), so no threshold on that probability tells them apart
+      (docs/multilingual.md). Unless nothing but that slice speaks for the other language: the window's own
+      detection gives it less than ``CANDIDATE_P``, and the quiet slice names the window's language; the region is
+      then judged by its quiet slice as above. Whisper's detection expects silence after the speech, which a slice
+      lacks: English telephone speech sliced out of windows 0.99 sure of English was heard as Korean, Hawaiian or
+      Malayalam, languages those windows give less than 0.001, and heard as English with the silence. On the tuning
+      files no region in another language than its window's had a quiet slice naming the window's language."""
     if not sliced:
         return [window]
-    language = max(window, key=lambda k: window[k])
+    language = _best(window)
     sure = window[language] >= WINDOW_SURE_P
+
+    def agreeing(p: Mapping[str, float]) -> Mapping[str, float] | None:
+        if sure:
+            return window
+        return p if p[language] >= SLICE_SURE_P else None
+
     out: list[Mapping[str, float] | None] = []
-    for p in sliced:
-        if max(p, key=lambda k: p[k]) != language:
-            out.append(None)
-        elif sure:
-            out.append(window)
+    for k, p in enumerate(sliced):
+        heard = _best(p)
+        if heard == language:
+            out.append(agreeing(p))
+        elif quiet is not None and window.get(heard, 0.0) < CANDIDATE_P and _best(quiet[k]) == language:
+            out.append(agreeing(quiet[k]))
         else:
-            out.append(p if p[language] >= SLICE_SURE_P else None)
+            out.append(None)
     return out
+
+
+def _best(p: Mapping[str, float]) -> str:
+    return max(p, key=lambda c: p[c])

@@ -83,51 +83,73 @@ def cross_keys_values(model, features) -> list[tuple]:
     return [(block.cross_attn.key(xa), block.cross_attn.value(xa)) for block in model.decoder.blocks]
 
 
+def silence_keys_values(model) -> list[tuple]:
+    """The decoder's cross-attention keys and values of ``MIN_REGION_S`` (1 s) of silence encoded alone: one
+    ``(keys, values)`` pair per decoder block, each ``(n_frames, n_audio_state)``. Joined to a region's frames in
+    ``sliced_probabilities`` (``quiet_spans``), they give the slice the silence after the speech that Whisper's
+    detection expects. Call under ``torch.no_grad``."""
+    silence = np.zeros(round(MIN_REGION_S * 16_000), dtype=np.float32)
+    return [(k[0], v[0]) for k, v in cross_keys_values(model, encode_regions(model, [silence]))]
+
+
 def sliced_probabilities(
     model,
     features,
     spans: Sequence[tuple[float, float]],
     allowed: Sequence[str] | None = None,
     keys_values: Sequence[tuple] | None = None,
+    *,
+    quiet_spans: Sequence[tuple[float, float]] = (),
+    silence: Sequence[tuple] | None = None,
 ) -> list[dict[str, float]]:
     """Detection per region of one encoded window ``features`` ``(n_audio_ctx, n_audio_state)``, the cross-attention
     limited to each region's frames (``spans``: ``(start, end)`` seconds from the window's start, ``MARGIN_FRAMES``
-    added on each side). One dict per span; see ``features_probabilities``.
+    added on each side). One dict per span, then one per ``quiet_spans``; see ``features_probabilities``.
 
     All spans go through the decoder's first step together, as rows of one batch whose cross-attention is masked to
     the span's frames (the same softmax as attending to the slice alone), so the window's keys and values are
     projected once, not once per region; ``keys_values``: the window's ``cross_keys_values``, when already computed.
-    Call under ``torch.no_grad``."""
+    The rows of ``quiet_spans`` also attend to ``silence`` (``silence_keys_values``): a region's frames followed by
+    encoded silence, as when the region is encoded alone with the silence after it. Raises ``ValueError`` for
+    ``quiet_spans`` without ``silence``. Call under ``torch.no_grad``."""
     import torch
     from whisper.tokenizer import get_tokenizer
 
-    if not spans:
+    if not spans and not quiet_spans:
         return []
+    if quiet_spans and silence is None:
+        raise ValueError("quiet_spans need the keys and values of silence")
     tokens, codes = _language_tokens(model)
     sot = get_tokenizer(model.is_multilingual, num_languages=model.num_languages).sot
     n_frames = features.shape[0]
+    n_quiet = silence[0][0].shape[0] if quiet_spans and silence is not None else 0
     frames = torch.arange(n_frames, device=features.device)
     masks = []
-    for start, end in spans:
+    for row, (start, end) in enumerate([*spans, *quiet_spans]):
         a = max(0, min(n_frames - 1, int(start / FRAME_S) - MARGIN_FRAMES))
         b = max(a + 1, min(n_frames, int(round(end / FRAME_S)) + MARGIN_FRAMES))
-        masks.append((frames >= a) & (frames < b))
-    hidden = ~torch.stack(masks)[:, None, :]  # (rows, 1 (every head), n_frames): frames outside the span
+        quiet = torch.full((n_quiet,), row >= len(spans), dtype=torch.bool, device=features.device)
+        masks.append(torch.cat([(frames >= a) & (frames < b), quiet]))
+    rows = len(masks)
+    hidden = ~torch.stack(masks)[:, None, :]  # (rows, 1 (every head), n_keys): the frames a row does not attend to
     decoder = model.decoder
     if keys_values is None:
         keys_values = cross_keys_values(model, features)
+    if n_quiet and silence is not None:
+        keys_values = [(torch.cat([k, ks]), torch.cat([v, vs])) for (k, v), (ks, vs) in zip(keys_values, silence)]
+    n_keys = n_frames + n_quiet
     x = decoder.token_embedding.weight[sot] + decoder.positional_embedding[0]
-    x = x.expand(len(spans), 1, -1)
+    x = x.expand(rows, 1, -1)
     for block, (keys, values) in zip(decoder.blocks, keys_values):
         x = x + block.attn(block.attn_ln(x))[0]  # one token: self-attention needs no mask
         cross = block.cross_attn
         heads = cross.n_head
-        q = cross.query(block.cross_attn_ln(x))[:, 0].view(len(spans), heads, -1)  # (rows, heads, head_dim)
-        k = keys.view(n_frames, heads, -1).transpose(0, 1)  # (heads, n_frames, head_dim), once per window
-        v = values.view(n_frames, heads, -1).transpose(0, 1)
+        q = cross.query(block.cross_attn_ln(x))[:, 0].view(rows, heads, -1)  # (rows, heads, head_dim)
+        k = keys.view(n_keys, heads, -1).transpose(0, 1)  # (heads, n_keys, head_dim), once per window
+        v = values.view(n_keys, heads, -1).transpose(0, 1)
         scores = torch.einsum("rhd,hnd->rhn", q, k) * q.shape[-1] ** -0.5
         weights = scores.masked_fill(hidden, float("-inf")).softmax(dim=-1)
-        attended = torch.einsum("rhn,hnd->rhd", weights, v).reshape(len(spans), 1, -1)
+        attended = torch.einsum("rhn,hnd->rhd", weights, v).reshape(rows, 1, -1)
         x = x + cross.out(attended)
         x = x + block.mlp(block.mlp_ln(x))
     x = decoder.ln(x)

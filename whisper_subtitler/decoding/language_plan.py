@@ -5,7 +5,8 @@ absent, or a list of languages, with a multilingual model).
       -> each window's own detection and each region's detection sliced from the window, one decoder step per
          window (language_id.sliced_probabilities)
       -> the screen (code_switching.screened): regions heard in another language than their window's are encoded
-         alone and detected alone
+         alone and detected alone, unless the window gives that language little weight and the region's slice
+         followed by encoded silence (language_id.silence_keys_values) hears the window's language
       -> the languages smoothed over the file (code_switching.smooth_languages)
       -> regions whose own, fairly sure detection the smoothing overruled: decoded alone in both languages, the one
          Whisper decodes with the higher mean log-probability kept (not a region under a second whose language is
@@ -18,8 +19,8 @@ absent, or a list of languages, with a multilingual model).
 On a file in one language, the cost is one decoder step per window, the regions the screen sends on and a few
 checks; the encoder output of the windows and the cross-attention keys and values the screen projects (up to
 ``CROSS_CACHE_BYTES``) are reused for decoding. Against ``--language en``, the whole run took
-1.09-1.20x as long on the espeak-ng benchmark clip and on 10 minutes of real telephone speech, most of it the regions
-encoded alone (docs/multilingual.md, "The cost").
+1.09x as long on the espeak-ng benchmark clip and 1.03x on 10 minutes of real telephone speech (docs/multilingual.md,
+"The cost").
 """
 
 from __future__ import annotations
@@ -118,9 +119,13 @@ def detect_regions(
     per_chunk: dict[int, list[tuple[float, float]]] = {}
     probabilities: dict[tuple[float, float], dict[str, float]] = {}
     alone: list[tuple[float, float]] = []
+    windows: list[
+        tuple[list[tuple[float, float]], dict[str, float], list[dict[str, float]], list[dict[str, float]]]
+    ] = []
     features: dict[int, Any] = {}
     cross: dict[int, list[tuple]] = {}
     kept_bytes = cross_bytes = 0
+    silence = language_id.silence_keys_values(model)
     for i in range(0, len(ordered), batch_size):
         group = list(ordered[i : i + batch_size])
         encoded = encode(group)
@@ -135,19 +140,30 @@ def detect_regions(
             regions = regions_in(chunk, speech)
             per_chunk[chunk.index] = regions
             spans = [(a - chunk.start, b - chunk.start) for a, b in regions] if len(regions) > 1 else []
-            # the whole window as the first span: Whisper's own detection, in the same decoder pass
+            # the whole window as the first span: Whisper's own detection, in the same decoder pass; then each region
+            # without and with silence after it (code_switching.screened)
             window, *sliced = language_id.sliced_probabilities(
-                model, encoded[row], [WHOLE_WINDOW, *spans], allowed_list, row_keys_values
+                model,
+                encoded[row],
+                [WHOLE_WINDOW, *spans],
+                allowed_list,
+                row_keys_values,
+                quiet_spans=spans,
+                silence=silence,
             )
-            for region, screen in zip(regions, screened(window, sliced)):
-                if screen is None:
-                    alone.append(region)
-                else:
-                    probabilities[region] = dict(screen)
+            windows.append((regions, window, sliced[: len(spans)], sliced[len(spans) :]))
             size = encoded[row].numel() * encoded[row].element_size()
             if kept_bytes + size <= FEATURE_CACHE_BYTES:
                 features[chunk.index] = encoded[row]
                 kept_bytes += size
+    # The quiet slices speak only in a file whose windows all name one language (code_switching.screened).
+    one_language = len({max(w, key=w.__getitem__) for _, w, _, _ in windows}) == 1
+    for regions, window, plain, quiet in windows:
+        for region, screen in zip(regions, screened(window, plain, quiet if one_language else None)):
+            if screen is None:
+                alone.append(region)
+            else:
+                probabilities[region] = dict(screen)
     probabilities.update(_detect_alone(model, alone, source, allowed_list))
     regions_found = [RegionLanguage(a, b, probabilities[(a, b)]) for k in sorted(per_chunk) for a, b in per_chunk[k]]
     return Detections(regions_found, per_chunk, features, len(alone), cross)
