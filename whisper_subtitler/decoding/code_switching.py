@@ -230,7 +230,9 @@ def screened(
     ``window``: the window's own detection (language -> p); ``sliced``: each region's detection with the
     cross-attention limited to its frames (``language_id.sliced_probabilities``), one per region, empty for a
     window of one region (whose detection is the window's: ``[window]``); ``quiet``: the same with one second of
-    encoded silence after the frames (``quiet_spans``), one per region, or ``None``.
+    encoded silence after the frames (``quiet_spans``), one per region, or ``None``. The language plan gives
+    ``quiet`` only in a file whose windows all name one language: where they name several, a short clip's quiet
+    slice can take its window's language (a 1-s "hola mundo" inside a French window, on held-out files).
 
     - A region whose sliced detection names the window's language takes the window's detection when the window is
       at least ``WINDOW_SURE_P`` sure; in a window less sure, it takes its sliced detection when that is at least
@@ -244,7 +246,8 @@ def screened(
       then judged by its quiet slice as above. Whisper's detection expects silence after the speech, which a slice
       lacks: English telephone speech sliced out of windows 0.99 sure of English was heard as Korean, Hawaiian or
       Malayalam, languages those windows give less than 0.001, and heard as English with the silence. On the tuning
-      files no region in another language than its window's had a quiet slice naming the window's language."""
+      files (clips in five languages, one clip inside an English conversation, English only) no region in another
+      language than its window's had a quiet slice naming the window's language."""
     if not sliced:
         return [window]
     language = _best(window)
