@@ -19,6 +19,7 @@ The evaluation set is built from the language clips that ship in the PyPI wheel 
     python bench/multilingual.py --cost --conversation /tmp/conversation.wav   # the same on real speech
     python bench/multilingual.py --conversations /tmp/speaker-set          # English conversations: WER, languages
     python bench/multilingual.py --quotes --out /tmp/quotes.json          # one clip inside an English conversation
+    python bench/multilingual.py --told --out docs/multilingual-told.json  # each clip alone, its language given
     python bench/multilingual.py --reference-tools --out /tmp/ref.json   # + openai-whisper, faster-whisper, same run
     python bench/multilingual.py --rescore docs/multilingual.json --out docs/multilingual.json   # scoring changed
 
@@ -368,6 +369,34 @@ def quotes(extra: list[str]) -> dict:
     return {"command": "python bench/multilingual.py --quotes " + " ".join(extra), "counts": counts, "files": rows}
 
 
+def told(extra: list[str]) -> dict:
+    """Every clip alone, transcribed with its own language given (``--language xx``, one CLI run per language): what
+    the model hears when the language is right, the most any choice of language can get from it. A clip misheard
+    here is lost to the model's hearing, not to the language rule."""
+    by_language: dict[str, list[mm.Clip]] = {}
+    for clip in mm.clips().values():
+        by_language.setdefault(clip.language, []).append(clip)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for language, clips in sorted(by_language.items()):
+            wavs = []
+            for clip in clips:
+                wavs.append(folder / f"{clip.name.replace('/', '-')}.wav")
+                mm.write_wav(wavs[-1], clip.samples)
+            cmd = [sys.executable, "-m", "whisper_subtitler", "transcribe", *(str(w) for w in wavs), "-f", "json"]
+            cmd += ["-o", str(folder), "--overwrite", "--no-diarize", "-q", "--language", language, *extra]
+            subprocess.run(cmd, check=True)
+            for clip, wav in zip(clips, wavs):
+                data = json.loads(wav.with_suffix(".json").read_text(encoding="utf-8"))
+                text = "".join(w["text"] for s in data["segments"] for w in s.get("words") or []).strip()
+                score = mm.judged(clip, text, language)
+                rows.append({"clip": clip.name, "verdict": score.verdict, "cer": score.cer, "text": score.text})
+                print(f"{clip.name:22} {score.verdict:10} {score.cer:.3f} {score.text!r}", file=sys.stderr)
+    counts = verdicts(r["verdict"] for r in rows)
+    return {"command": "python bench/multilingual.py --told " + " ".join(extra), "counts": counts, "files": rows}
+
+
 def rescore(path: Path) -> dict:
     """A JSON this script wrote, its clips scored again from the texts and languages it holds (after a change to
     the scoring, ``media_multilingual.judged``): the CER, verdicts and counts rewritten, the rest as it was."""
@@ -419,6 +448,9 @@ def main() -> None:
         "--quotes", action="store_true", help="each clip not in English inside a real English conversation"
     )
     parser.add_argument(
+        "--told", action="store_true", help="each clip alone with its own language given: what the model hears"
+    )
+    parser.add_argument(
         "--reference-tools",
         action="store_true",
         help="the same files through openai-whisper and faster-whisper (multilingual=True), same weights",
@@ -451,6 +483,8 @@ def main() -> None:
         result = english_conversations(args.conversations, splits)
     elif args.quotes:
         result = quotes(args.extra)
+    elif args.told:
+        result = told(args.extra)
     elif args.reference_tools:  # ours and theirs in one run
         result = {
             "ours": run_on_splits(evaluate(args.extra, splits)),
