@@ -78,6 +78,7 @@ bench: install-test
 bench-multilingual: install-test
 	$(PY) bench/multilingual.py --out docs/multilingual.json
 	$(PY) bench/multilingual.py --quotes --out docs/multilingual-quotes.json
+	$(PY) bench/multilingual.py --told --out docs/multilingual-told.json
 	$(PY) bench/multilingual.py --reference-tools --out docs/multilingual-reference-tools.json
 	$(PY) bench/long_clip.py .bench-work
 	$(PY) bench/multilingual.py --cost --long-clip .bench-work/long_clip.wav --out docs/multilingual-cost.json
