@@ -5,8 +5,9 @@ absent, or a list of languages, with a multilingual model).
       -> each window's own detection and each region's detection sliced from the window, one decoder step per
          window (language_id.sliced_probabilities)
       -> the screen (code_switching.screened): regions heard in another language than their window's are encoded
-         alone and detected alone, unless the window gives that language little weight and the region's slice
-         followed by encoded silence (language_id.silence_keys_values) hears the window's language
+         alone and detected alone, unless (where every window planned together names one language: the file, or
+         each piece of a file transcribed in pieces) the window gives that language little weight and the
+         region's slice followed by encoded silence (language_id.silence_keys_values) hears the window's language
       -> the languages smoothed over the file (code_switching.smooth_languages)
       -> regions whose own, fairly sure detection the smoothing overruled: decoded alone in both languages, the one
          Whisper decodes with the higher mean log-probability kept (not a region under a second whose language is
@@ -156,7 +157,7 @@ def detect_regions(
             if kept_bytes + size <= FEATURE_CACHE_BYTES:
                 features[chunk.index] = encoded[row]
                 kept_bytes += size
-    # The quiet slices speak only in a file whose windows all name one language (code_switching.screened).
+    # The quiet slices speak only where the windows planned together all name one language (code_switching.screened).
     one_language = len({max(w, key=w.__getitem__) for _, w, _, _ in windows}) == 1
     for regions, window, plain, quiet in windows:
         for region, screen in zip(regions, screened(window, plain, quiet if one_language else None)):
