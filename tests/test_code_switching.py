@@ -7,6 +7,7 @@ import pytest
 from whisper_subtitler.decoding.chunking import Chunk
 from whisper_subtitler.decoding.code_switching import (
     RegionLanguage,
+    Screens,
     heard_at_length,
     in_its_script,
     in_other_languages,
@@ -14,6 +15,7 @@ from whisper_subtitler.decoding.code_switching import (
     regions_in,
     restrict,
     screened,
+    screened_windows,
     smooth_languages,
     split_by_language,
     to_check,
@@ -94,6 +96,20 @@ def test_a_region_only_its_slice_hears_in_another_language_is_judged_with_silenc
     unsure = {"en": 0.7, "es": 0.3}
     assert screened(unsure, [korean], [{"en": 0.6, "cy": 0.4}]) == [{"en": 0.6, "cy": 0.4}]
     assert screened(unsure, [korean], [{"en": 0.4, "cy": 0.3, "ko": 0.3}]) == [None]
+    assert screened(sure, [{"en": 0.6, "ko": 0.4}], [{"ko": 0.9, "en": 0.1}]) == [sure]  # agreeing: quiet unused
+
+
+def test_quiet_slices_count_only_where_every_window_names_one_language():
+    english = {"en": 0.998, "cy": 0.002}
+    korean, quiet = {"ko": 0.52, "en": 0.17}, {"en": 0.71, "cy": 0.15}
+    one_region = Screens({"en": 0.99, "es": 0.01}, [], [])
+    same = [Screens(english, [korean, {"en": 0.8}], [quiet, {"en": 0.9}]), one_region]
+    assert screened_windows(same) == [[english, english], [{"en": 0.99, "es": 0.01}]]
+    # A window naming French: the file speaks two languages, so a dissenting slice sends its region alone, as a
+    # 1-s "hola mundo" inside a French window must be (its quiet slice took French on held-out files).
+    french = Screens({"fr": 0.95, "es": 0.04, "en": 0.01}, [], [])
+    assert screened_windows([*same, french]) == [[None, english], [{"en": 0.99, "es": 0.01}], [french.window]]
+    assert screened_windows([]) == []
 
 
 def test_only_overruled_fairly_sure_regions_are_checked_and_a_short_one_only_in_a_language_heard_elsewhere():

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from whisper_subtitler.decoding.chunking import Chunk, join_regions
 
@@ -230,9 +231,8 @@ def screened(
     ``window``: the window's own detection (language -> p); ``sliced``: each region's detection with the
     cross-attention limited to its frames (``language_id.sliced_probabilities``), one per region, empty for a
     window of one region (whose detection is the window's: ``[window]``); ``quiet``: the same with one second of
-    encoded silence after the frames (``quiet_spans``), one per region, or ``None``. The language plan gives
-    ``quiet`` only in a file whose windows all name one language: where they name several, a short clip's quiet
-    slice can take its window's language (a 1-s "hola mundo" inside a French window, on held-out files).
+    encoded silence after the frames (``quiet_spans``), one per region, or ``None`` (``screened_windows`` gives it
+    only where every window names one language).
 
     - A region whose sliced detection names the window's language takes the window's detection when the window is
       at least ``WINDOW_SURE_P`` sure; in a window less sure, it takes its sliced detection when that is at least
@@ -268,6 +268,26 @@ def screened(
         else:
             out.append(None)
     return out
+
+
+class Screens(NamedTuple):
+    """One window's screen (``language_id.sliced_probabilities``): its own detection, each region's slice, and each
+    region's quiet slice (the slice with encoded silence), one per region; both lists empty for a window of one
+    region."""
+
+    window: Mapping[str, float]
+    sliced: Sequence[Mapping[str, float]]
+    quiet: Sequence[Mapping[str, float]]
+
+
+def screened_windows(windows: Sequence[Screens]) -> list[list[Mapping[str, float] | None]]:
+    """``screened`` for every window planned together, one list per window. The quiet slices count only when every
+    window names the same language: where the windows name several, a short clip's quiet slice can take its window's
+    language (a 1-s "hola mundo" inside a French window, Spanish counting inside an Italian one, on held-out files
+    of clips in five languages), while in a file in one language a dissent that only the slice without silence
+    hears is no evidence of another language."""
+    one_language = len({_best(w.window) for w in windows}) == 1
+    return [screened(w.window, w.sliced, w.quiet if one_language else None) for w in windows]
 
 
 def _best(p: Mapping[str, float]) -> str:

@@ -86,8 +86,8 @@ def cross_keys_values(model, features) -> list[tuple]:
 def silence_keys_values(model) -> list[tuple]:
     """The decoder's cross-attention keys and values of ``MIN_REGION_S`` (1 s) of silence encoded alone: one
     ``(keys, values)`` pair per decoder block, each ``(n_frames, n_audio_state)``. Joined to a region's frames in
-    ``sliced_probabilities`` (``quiet_spans``), they give the slice the silence after the speech that Whisper's
-    detection expects. Call under ``torch.no_grad``."""
+    ``sliced_probabilities`` (``quiet_spans``), they give the slice silence to attend to besides the speech, which
+    Whisper's detection expects after speech. Call under ``torch.no_grad``."""
     silence = np.zeros(round(MIN_REGION_S * 16_000), dtype=np.float32)
     return [(k[0], v[0]) for k, v in cross_keys_values(model, encode_regions(model, [silence]))]
 
@@ -109,9 +109,10 @@ def sliced_probabilities(
     All spans go through the decoder's first step together, as rows of one batch whose cross-attention is masked to
     the span's frames (the same softmax as attending to the slice alone), so the window's keys and values are
     projected once, not once per region; ``keys_values``: the window's ``cross_keys_values``, when already computed.
-    The rows of ``quiet_spans`` also attend to ``silence`` (``silence_keys_values``): a region's frames followed by
-    encoded silence, as when the region is encoded alone with the silence after it. Raises ``ValueError`` for
-    ``quiet_spans`` without ``silence``. Call under ``torch.no_grad``."""
+    The rows of ``quiet_spans`` also attend to ``silence`` (``silence_keys_values``): the region's frames and the
+    encoder output of silence encoded on its own, together (cross-attention has no order, so this is the decoder
+    seeing speech and silence; not the same as encoding the region with silence after it, whose frames would see
+    each other). Raises ``ValueError`` for ``quiet_spans`` without ``silence``. Call under ``torch.no_grad``."""
     import torch
     from whisper.tokenizer import get_tokenizer
 

@@ -34,10 +34,11 @@ from typing import Any, NamedTuple
 from whisper_subtitler.decoding.chunking import Chunk, decoding_order
 from whisper_subtitler.decoding.code_switching import (
     RegionLanguage,
+    Screens,
     in_its_script,
     in_other_languages,
     regions_in,
-    screened,
+    screened_windows,
     smooth_languages,
     split_by_language,
     to_check,
@@ -120,9 +121,8 @@ def detect_regions(
     per_chunk: dict[int, list[tuple[float, float]]] = {}
     probabilities: dict[tuple[float, float], dict[str, float]] = {}
     alone: list[tuple[float, float]] = []
-    windows: list[
-        tuple[list[tuple[float, float]], dict[str, float], list[dict[str, float]], list[dict[str, float]]]
-    ] = []
+    windows: list[Screens] = []
+    window_regions: list[list[tuple[float, float]]] = []
     features: dict[int, Any] = {}
     cross: dict[int, list[tuple]] = {}
     kept_bytes = cross_bytes = 0
@@ -152,15 +152,14 @@ def detect_regions(
                 quiet_spans=spans,
                 silence=silence,
             )
-            windows.append((regions, window, sliced[: len(spans)], sliced[len(spans) :]))
+            windows.append(Screens(window, sliced[: len(spans)], sliced[len(spans) :]))
+            window_regions.append(regions)
             size = encoded[row].numel() * encoded[row].element_size()
             if kept_bytes + size <= FEATURE_CACHE_BYTES:
                 features[chunk.index] = encoded[row]
                 kept_bytes += size
-    # The quiet slices speak only where the windows planned together all name one language (code_switching.screened).
-    one_language = len({max(w, key=w.__getitem__) for _, w, _, _ in windows}) == 1
-    for regions, window, plain, quiet in windows:
-        for region, screen in zip(regions, screened(window, plain, quiet if one_language else None)):
+    for regions, screens in zip(window_regions, screened_windows(windows)):
+        for region, screen in zip(regions, screens):
             if screen is None:
                 alone.append(region)
             else:
