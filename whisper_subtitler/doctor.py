@@ -392,7 +392,7 @@ def render_report(report: dict[str, Any], console) -> None:
     for col in ("model", "dtype", "batch", "why"):
         batch.add_column(col)
     for b in report["batch_sizes"]:
-        batch.add_row(b["model"], b.get("dtype", s["dtype"]), str(b["batch_size"]), b["reason"])
+        batch.add_row(b["model"], b["dtype"], str(b["batch_size"]), b["reason"])
     console.print(batch)
 
     f = report["ffmpeg"]
