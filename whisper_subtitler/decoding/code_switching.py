@@ -246,8 +246,8 @@ def screened(
       then judged by its quiet slice as above. Whisper's detection expects silence after the speech, which a slice
       lacks: English telephone speech sliced out of windows 0.99 sure of English was heard as Korean, Hawaiian or
       Malayalam, languages those windows give less than 0.001, and heard as English with the silence. On the tuning
-      files (clips in five languages, one clip inside an English conversation, English only) no region in another
-      language than its window's had a quiet slice naming the window's language."""
+      files (clips in five languages, one clip inside an English conversation, English only) the rule spares no
+      region in another language than its window's (``bench/language_screen.py``)."""
     if not sliced:
         return [window]
     language = _best(window)
