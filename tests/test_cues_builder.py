@@ -182,9 +182,8 @@ def test_invalid_options_raise_usage_error():
         CueOptions(min_duration=8.0, max_duration=7.0)
 
 
-def test_ten_minutes_of_speech_builds_fast_and_meets_the_rules():
-    import time
-
+def test_ten_minutes_of_speech_meet_the_rules():
+    """Speed is measured, not asserted: ``transcribe -v`` times the ``cues`` stage, ``make bench`` the pipeline."""
     sentences = [MONOLOGUE + ".", "Right.", "And then what happened next, in your opinion?", "I do not know."]
     words, t, k = [], 0.0, 0
     while t < 600:
@@ -193,13 +192,10 @@ def test_ten_minutes_of_speech_builds_fast_and_meets_the_rules():
         t = ws[-1].end + (0.2 if k % 3 else 1.4)
         k += 1
     transcript = transcript_of(words)
-    t0 = time.perf_counter()
     cues = build_cues(transcript)
-    elapsed = time.perf_counter() - t0
     assert_hard_rules(cues)
     stats = cue_stats(cues, OPT, transcript.duration)
     assert stats.within_cps_where_possible_pct >= 95 and stats.within_duration_where_possible_pct >= 95
-    assert elapsed < 5.0, f"{len(words)} words took {elapsed:.2f} s"
 
 
 def test_a_word_wider_than_a_whole_cue_is_cut_into_cues_that_fit():

@@ -61,7 +61,7 @@ def test_the_bench_scores_a_stored_result_again(tmp_path):
         [sys.executable, str(script), "--rescore", str(path), "--out", str(path)],
         check=True,
         cwd=root,
-        env={**os.environ, "PYTHONPATH": str(root)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(root), os.environ.get("PYTHONPATH"))))},
     )
     (row,) = json.loads(path.read_text(encoding="utf-8"))["files"]
     assert (row["right"], row["misheard"], row["seconds"]) == (2, 0, 12.5)
