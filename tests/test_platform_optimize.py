@@ -219,3 +219,43 @@ def test_word_timing_warm_up_keeps_torch_threads():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["1", "1"]
+
+
+def test_word_timing_dtw_is_compiled_once_and_loaded_from_numba_cache_after(tmp_path):
+    """The first process compiles whisper's DTW into ``$NUMBA_CACHE_DIR``, the second loads it from there (a cache
+    hit, no compilation); both give whisper's own path for a random cost matrix."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, whisper.timing as t; from whisper_subtitler import platform; "
+        "x = np.random.default_rng(0).random((40, 300)); expected = t.dtw_cpu.py_func(x); "
+        "platform.warm_up_word_timing(); got = t.dtw_cpu(x); "
+        "hits = sum(t.dtw_cpu.stats.cache_hits.values()); "
+        "print(int(t.dtw_cpu._cached_by_us), hits, int(np.array_equal(got, expected)))"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    first, second = (
+        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
+        for _ in range(2)
+    )
+    assert (first, second) == (["1", "0", "1"], ["1", "1", "1"])
+    assert any(tmp_path.rglob("*.nbi"))  # numba's cache index, where the user asked for it
+
+
+def test_word_timing_dtw_stays_whispers_when_numba_cannot_cache(monkeypatch):
+    import numba
+    import whisper.timing as timing
+
+    from whisper_subtitler import platform
+
+    uncached = numba.jit(nopython=True)(timing.dtw_cpu.py_func)
+    monkeypatch.setattr(timing, "dtw_cpu", uncached)
+
+    def no_locator(**_options):
+        raise RuntimeError("cannot cache function 'dtw_cpu': no locator available")
+
+    monkeypatch.setattr(numba, "jit", no_locator)
+    assert platform.cache_word_timing_dtw() is False
+    assert timing.dtw_cpu is uncached

@@ -75,21 +75,52 @@ def set_threads(n: int) -> None:
     torch.set_num_threads(n)
 
 
+def cache_word_timing_dtw() -> bool:
+    """Replace openai-whisper's ``whisper.timing.dtw_cpu`` with the same Python function compiled by numba with its
+    on-disk cache (``numba.jit(nopython=True, cache=True)``), so that only the first process compiles it.
+
+    openai-whisper compiles its word-timing DTW (``dtw_cpu``, numba, no cache) in every process, about 1.3 s on two
+    cores, paid again for each file that a shell script transcribes in its own process; loading the cached machine
+    code takes about 0.35 s. The cache lives where numba puts it: ``$NUMBA_CACHE_DIR`` when set, else beside
+    ``whisper/timing.py`` or, when that folder is read-only, in the user's cache folder; numba recompiles when
+    ``timing.py`` changes. Returns False, and leaves whisper's function, when numba finds no writable cache folder
+    or ``dtw_cpu`` is not the numba dispatcher it expects. Idempotent."""
+    import whisper.timing as timing
+
+    if getattr(timing.dtw_cpu, "_cached_by_us", False):
+        return True
+    py_func = getattr(timing.dtw_cpu, "py_func", None)
+    if py_func is None:
+        return False
+    try:
+        import numba
+
+        cached = numba.jit(nopython=True, cache=True)(py_func)
+    except Exception as exc:  # numba raises RuntimeError when no cache folder is writable
+        log.debug("numba's cache is not available for whisper's DTW (%s): it compiles in this process", exc)
+        return False
+    cached._cached_by_us = True  # type: ignore[attr-defined]
+    timing.dtw_cpu = cached
+    return True
+
+
 def warm_up_word_timing() -> None:
-    """Run openai-whisper's word-timing DTW (``whisper.timing.dtw_cpu``, a numba function) once on a tiny matrix and
-    keep PyTorch's CPU thread count as it was.
+    """Run openai-whisper's word-timing DTW (``whisper.timing.dtw_cpu``, a numba function, from numba's cache
+    when :func:`cache_word_timing_dtw` can keep one) once on a tiny matrix and keep PyTorch's CPU thread count as
+    it was.
 
     The first call of a numba function can set the process's OpenMP thread count to every logical core, PyTorch's
     included (seen with numba 0.68 and torch 2.13): without this, ``--threads``, ``$OMP_NUM_THREADS`` and the
     ``cpu_threads`` step would hold only until the first file's word timestamps. Call it once the model is loaded
-    on the CPU; it also moves numba's compilation (about a second) out of the first file."""
+    on the CPU; it also moves numba's compilation or cache load out of the first file."""
     import numpy as np
     import torch
-    from whisper.timing import dtw_cpu
+    import whisper.timing as timing
 
+    cache_word_timing_dtw()
     threads = torch.get_num_threads()
     try:
-        dtw_cpu(np.zeros((4, 4), dtype=np.float32))
+        timing.dtw_cpu(np.zeros((4, 4), dtype=np.float64))  # the dtype whisper.timing.dtw passes
     finally:
         if torch.get_num_threads() != threads:
             log.debug("numba changed torch's threads to %d; back to %d", torch.get_num_threads(), threads)
