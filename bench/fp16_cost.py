@@ -8,7 +8,10 @@ Variants (one per process, so that each starts cold, as a CLI run does):
 - ``fp16``: ``--compute-type float16`` at level 1 (cuDNN's autotuner and attention backend off, as shipped);
 - ``fp16-cudnn-attention``: the same with cuDNN's attention backend on (``enable_cudnn_sdp(True)``);
 - ``fp16-cudnn-benchmark``: the same with cuDNN's convolution autotuner on (``torch.backends.cudnn.benchmark``);
-- ``fp32``: float32 with TF32 matrix products, the default on GPUs with TF32.
+- ``fp32``: float32 with TF32 matrix products, the default on GPUs with TF32;
+- ``fp32-cpu-dtw``: the same with openai-whisper's word-timing DTW and median filter off Triton (its own
+  fallbacks: numba's DTW on the CPU from numba's cache, the median by sorting on the GPU), to see what Triton's
+  per-process compilation and source hashing cost.
 
 Each repeat runs ``Pipeline.process`` on the clip; the first pays every per-process cost (kernel compilation,
 execution plans, allocator growth), the later ones show the steady state. ``--profile`` writes the table of
@@ -31,7 +34,28 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-VARIANTS = ("fp16", "fp16-cudnn-attention", "fp16-cudnn-benchmark", "fp32")
+VARIANTS = ("fp16", "fp16-cudnn-attention", "fp16-cudnn-benchmark", "fp32", "fp32-cpu-dtw")
+
+
+def keep_word_timing_off_triton() -> None:
+    """openai-whisper's own fallbacks for its Triton kernels, for every tensor (``fp32-cpu-dtw``)."""
+    import torch.nn.functional as F
+    import whisper.timing as timing
+
+    from whisper_subtitler import platform
+    from whisper_subtitler.decoding import alignment
+
+    platform.cache_word_timing_dtw()
+    timing.dtw = lambda x: timing.dtw_cpu(x.double().cpu().numpy())
+
+    def median_filter(x, width: int):
+        if x.shape[-1] <= width // 2:
+            return x
+        padded = F.pad(x[None, None] if x.ndim <= 2 else x, (width // 2, width // 2, 0, 0), mode="reflect")
+        result = padded.unfold(-1, width, 1).sort()[0][..., width // 2]
+        return result[0, 0] if x.ndim <= 2 else result
+
+    alignment.median_filter = median_filter
 
 
 def main() -> None:
@@ -51,12 +75,15 @@ def main() -> None:
     from whisper_subtitler.transcription import TranscribeOptions
     from whisper_subtitler.vad import _load_model
 
-    selection = platform.configure(model=args.model, compute_type="float32" if args.variant == "fp32" else "float16")
+    dtype = "float32" if args.variant.startswith("fp32") else "float16"
+    selection = platform.configure(model=args.model, compute_type=dtype)
     platform.apply_optimizations(selection)
     if args.variant == "fp16-cudnn-attention":
         torch.backends.cuda.enable_cudnn_sdp(True)
     elif args.variant == "fp16-cudnn-benchmark":
         torch.backends.cudnn.benchmark = True
+    elif args.variant == "fp32-cpu-dtw":
+        keep_word_timing_off_triton()
     options = RunOptions(
         model=args.model,
         transcribe=TranscribeOptions(fp16=selection.dtype == "float16"),
