@@ -105,3 +105,14 @@ def test_three_lines_avoid_an_orphan_when_they_can():
     text = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa"
     result = lay(text, width=40, lines=3)
     assert all(len(line.split()) >= 2 for line in result.lines)
+
+
+def test_display_width_counts_columns_per_character_class():
+    """ASCII (control characters included) one column each, as ``char_width`` says; wide CJK two; a combining
+    accent none."""
+    from whisper_subtitler.cues.width import char_width
+
+    ascii_text = "".join(map(chr, range(128)))
+    assert display_width(ascii_text) == sum(map(char_width, ascii_text)) == 128
+    assert display_width("日本") == 4
+    assert display_width("Cafe\u0301 日") == 7

@@ -25,6 +25,8 @@ def char_width(char: str) -> int:
 
 def display_width(text: str) -> int:
     """Columns ``text`` takes on screen (UAX #11). ``display_width("日本") == 4``."""
+    if text.isascii():  # every ASCII character is narrow or neutral and none combines: one column each
+        return len(text)
     return sum(char_width(c) for c in text)
 
 
