@@ -62,6 +62,11 @@ from tests.media_conversation import word_errors  # noqa: E402
 log = logging.getLogger("bench.speakers")
 
 
+# Part of the cache's file names: change it when the pipeline's transcripts change, so that no cached transcript
+# of an older pipeline is scored as this one's (".p": words across pauses start after them, transcription/pauses.py).
+TRANSCRIPT_VERSION = ".p"
+
+
 def digest(path: Path) -> str:
     """The first 16 hex digits of the SHA-256 of ``path``'s bytes."""
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
@@ -75,10 +80,14 @@ class Transcriber:
         self.language = language  # forced for the whole file (``--language``); None: the default, detected
         self._pipeline = None
 
+    def path(self, wav: Path) -> Path:
+        """Where ``wav``'s transcript is cached."""
+        forced = f".{self.language}" if self.language else ""
+        return self.cache / f"{digest(wav)}{forced}{TRANSCRIPT_VERSION}.transcript.json"
+
     def __call__(self, wav: Path) -> dict:
         """``{"transcript": transcript_to_dict(...), "speech": [[start, end], ...]}`` for ``wav``."""
-        forced = f".{self.language}" if self.language else ""
-        target = self.cache / f"{digest(wav)}{forced}.transcript.json"
+        target = self.path(wav)
         if target.exists():
             return json.loads(target.read_text())
         from whisper_subtitler.audio import stream_audio
@@ -211,7 +220,7 @@ def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer,
         "diarize_s": round(seconds, 2),
         "_turns": [[t.start, t.end, t.speaker] for t in turns],
         "_exclusive": [[t.start, t.end, t.speaker] for t in exclusive],
-        "_cache": str(transcriber.cache / f"{digest(wav)}.transcript.json"),
+        "_cache": str(transcriber.path(wav)),
         "_ref": [[u.speaker, u.start, u.end, u.text] for u in reference],
         "_keep": SpeakerTurn,  # dropped below
     } | row
@@ -419,7 +428,7 @@ def main() -> int:
         for entry in manifest:
             if entry["group"] == "long" or entry["split"] not in splits or (groups and entry["group"] not in groups):
                 continue
-            if args.cached_only and not (args.cache / f"{digest(args.set / entry['wav'])}.transcript.json").exists():
+            if args.cached_only and not transcriber.path(args.set / entry["wav"]).exists():
                 continue
             row = evaluate_file(entry, args.set, transcriber, diarizer, stock)
             row.pop("_keep")

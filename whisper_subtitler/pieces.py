@@ -30,10 +30,12 @@ FindSpeech = Callable[[np.ndarray], tuple[Region, ...]]  # 16 kHz samples -> spe
 @dataclass(frozen=True)
 class SpeechPiece:
     """A piece of a file cut at a pause: ``audio`` (``audio.offset``: where it starts in the file, seconds) and its
-    VAD ``speech`` regions in seconds from the piece's start, none past its end."""
+    VAD ``speech`` regions in seconds from the piece's start, none past its end; ``tight``: its speech regions with
+    no padding (``speech_pieces``' ``find_tight``; empty without it), likewise."""
 
     audio: Audio
     speech: tuple[Region, ...]
+    tight: tuple[Region, ...] = ()
 
 
 def open_stream(
@@ -87,21 +89,27 @@ def speech_pieces(
     find_speech: FindSpeech,
     timer: StageTimer,
     first_speech: tuple[Region, ...] | None = None,
+    find_tight: FindSpeech | None = None,
 ) -> Iterator[SpeechPiece]:
     """The pieces of ``stream`` cut at pauses, in order, with their speech regions (``find_speech``, timed as
-    ``Stage.VAD``). ``first_speech``: the first piece's regions when already found (``prefetch``). The last piece
-    ends where the audio ends; together the pieces hold every sample once."""
+    ``Stage.VAD``). ``first_speech``: the first piece's regions when already found (``prefetch``). ``find_tight``:
+    also the regions it finds (``vad.tight_regions``), on the same samples as ``find_speech``, so that the VAD's
+    probabilities are computed once. The last piece ends where the audio ends; together the pieces hold every
+    sample once."""
     carry: Audio | None = None
     for piece, last in with_last(stream):
         if carry is not None:
             piece = replace(piece, samples=np.concatenate([carry.samples, piece.samples]), offset=carry.offset)
         timer.start(Stage.VAD)
         regions = first_speech if first_speech is not None else find_speech(piece.samples)
+        tight = find_tight(piece.samples) if find_tight is not None else ()
         first_speech = None
         cut = piece.duration if last else split_at_pause(regions, piece.duration)
         n = int(round(cut * piece.sample_rate))
         if not last:
             carry = replace(piece, samples=piece.samples[n:], offset=piece.offset + n / piece.sample_rate)
         yield SpeechPiece(
-            replace(piece, samples=piece.samples[:n]), tuple((a, min(b, cut)) for a, b in regions if a < cut)
+            replace(piece, samples=piece.samples[:n]),
+            tuple((a, min(b, cut)) for a, b in regions if a < cut),
+            tuple((a, min(b, cut)) for a, b in tight if a < cut),
         )

@@ -1,8 +1,8 @@
 """The pipeline: one input file to subtitle files, with the models loaded once per run (``models.holder``).
 
 pieces.speech_pieces     ffmpeg -> 16 kHz mono float32 in pieces cut at pauses  (Audio)
-  vad.speech_regions       where someone speaks                                (seconds)
-  transcription            Whisper with word timestamps                         (Transcript)
+  vad.speech_regions       where someone speaks, and where the pauses are        (seconds)
+  transcription            Whisper with word timestamps, none across a pause     (Transcript)
 cues.guards              hallucination guards                                  (Transcript)
 diarize + speakers       pyannote speaker turns, one speaker per word          (Transcript with speakers)
 cues.build_cues          readability rules                                     (Cue)
@@ -30,8 +30,9 @@ from whisper_subtitler.results import FileResult, FileStatus
 from whisper_subtitler.stages import OnStage, Stage, StageTimer
 from whisper_subtitler.transcription import Decoding, Region, TranscribeOptions, new_transcript
 from whisper_subtitler.transcription.batched import BatchedDecoding
+from whisper_subtitler.transcription.pauses import start_after_pauses
 from whisper_subtitler.types import Audio, Cue, Segment, Transcript
-from whisper_subtitler.vad import speech_regions
+from whisper_subtitler.vad import pauses, speech_regions, tight_regions
 from whisper_subtitler.video import video_targets, write_video_copies
 from whisper_subtitler.video.run import require_subtitle_filter
 from whisper_subtitler.writers import FORMATS, WriterOptions
@@ -230,7 +231,7 @@ class Pipeline:
         speech: list[Region] = []
         forced, detected, audio = self.options.transcribe.language, None, None
         with closing(stream):
-            for piece in speech_pieces(stream, speech_regions, timer, first_speech):
+            for piece in speech_pieces(stream, speech_regions, timer, first_speech, find_tight=tight_regions):
                 audio = piece.audio
                 if piece.speech:
                     timer.start(Stage.MODEL_LOAD)
@@ -238,7 +239,8 @@ class Pipeline:
                     timer.start(Stage.TRANSCRIBE)
                     part = transcriber.transcribe(audio, piece.speech, forced, _advancing(timer, audio))
                     detected = detected or part.language
-                    segments.extend(segment.shifted(audio.offset) for segment in part.segments)
+                    timed = start_after_pauses(part.segments, pauses(piece.tight, 0.0, audio.duration))
+                    segments.extend(segment.shifted(audio.offset) for segment in timed)
                 speech.extend((a + audio.offset, b + audio.offset) for a, b in piece.speech)
                 _advancing(timer, audio)(1.0)
         assert audio is not None, "audio.stream_audio yields at least one piece"

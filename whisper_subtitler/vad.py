@@ -38,6 +38,12 @@ class VadOptions:
     neg_threshold: float | None = None
 
 
+# No padding and short pauses: where the speech and the pauses between words are (word timestamps move onto them),
+# not chunks to decode.
+PAUSE_VAD = VadOptions(min_silence_duration_ms=100, speech_pad_ms=0, min_speech_duration_ms=100)
+MIN_PAUSE = 0.08  # seconds: shorter gaps between speech regions are not pauses
+
+
 @lru_cache(maxsize=1)
 def _load_model():
     import torch
@@ -136,3 +142,17 @@ def split_at_pause(regions: Sequence[tuple[float, float]], duration: float, keep
             break
         return middle
     return regions[-1][0] if regions[-1][0] >= keep * duration else duration
+
+
+def tight_regions(samples: np.ndarray) -> tuple[tuple[float, float], ...]:
+    """Speech regions of 16 kHz mono ``samples`` with no padding and pauses down to 100 ms (:data:`PAUSE_VAD`), in
+    seconds; the probabilities of :func:`speech_regions` are reused for the same samples."""
+    return speech_regions(samples, PAUSE_VAD)
+
+
+def pauses(regions: Sequence[tuple[float, float]], start: float, end: float) -> list[tuple[float, float]]:
+    """The pauses between ``start`` and ``end`` seconds: before the first speech region of ``regions`` (sorted,
+    disjoint, seconds), between regions and after the last, each at least :data:`MIN_PAUSE` long."""
+    edges = [start] + [x for r in regions for x in r] + [end]
+    gaps = [(edges[i], edges[i + 1]) for i in range(0, len(edges) - 1, 2)]
+    return [(a, b) for a, b in gaps if b - a >= MIN_PAUSE]

@@ -31,7 +31,6 @@ MAX_PROBABILITY = 0.5  # mean word probability below which a half-squeezed sente
 MOSTLY_SQUEEZED = 0.8  # a sentence with this share of its words without duration is not in the audio
 MIN_VOICED = 0.25  # a sentence with less of its time in speech regions was laid over silence
 SNAP_TOLERANCE = 0.4  # seconds between a word boundary and a pause that becomes it
-MIN_PAUSE = 0.08  # seconds: shorter gaps between speech regions are not pauses
 
 
 def _voiced(start: float, end: float, regions: Sequence[tuple[float, float]]) -> float:
@@ -69,14 +68,6 @@ def not_found(
         if squeezed or too_fast or _voiced(timed[0].start, timed[-1].end, regions) < MIN_VOICED:
             missing.append(k)
     return missing
-
-
-def pauses(regions: Sequence[tuple[float, float]], start: float, end: float) -> list[tuple[float, float]]:
-    """The pauses between ``start`` and ``end`` seconds: before the first speech region, between regions and after
-    the last, each at least ``MIN_PAUSE`` long."""
-    edges = [start] + [x for r in regions for x in r] + [end]
-    gaps = [(edges[i], edges[i + 1]) for i in range(0, len(edges) - 1, 2)]
-    return [(a, b) for a, b in gaps if b - a >= MIN_PAUSE]
 
 
 def snap_to_pauses(

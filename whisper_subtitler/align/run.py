@@ -3,7 +3,7 @@
     read_script        TXT, SRT, WebVTT or JSON -> lines                       (script)
     script_words       the tokenizer's words, in sentences                     (words)
     stream_audio       ffmpeg -> 16 kHz mono in pieces cut at pauses           (audio)
-    speech_regions     VAD with no padding: speech and the pauses between       (vad)
+    tight_regions      VAD with no padding: speech and the pauses between       (vad)
     WindowAligner      Whisper cross-attention DTW on the given tokens          (forced, windows)
     not_found          sentences the audio does not hold, reported              (refine)
     snap_to_pauses     word boundaries onto the pauses                          (refine)
@@ -25,20 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from whisper_subtitler.align.forced import WindowAligner
-from whisper_subtitler.align.refine import not_found, pauses, snap_to_pauses
+from whisper_subtitler.align.refine import not_found, snap_to_pauses
 from whisper_subtitler.align.script import read_script
 from whisper_subtitler.align.words import script_words, sentence_text
 from whisper_subtitler.cues import CueOptions, build_cues
 from whisper_subtitler.errors import UsageError
 from whisper_subtitler.outputs import output_path, write_subtitles
 from whisper_subtitler.types import Audio, Segment, Transcript, Word
-from whisper_subtitler.vad import VadOptions
+from whisper_subtitler.vad import pauses, tight_regions
 from whisper_subtitler.writers import FORMATS, WriterOptions
 
 log = logging.getLogger(__name__)
 
-# No padding and short pauses: the regions give the pauses word boundaries move onto (refine), not chunks to decode.
-ALIGN_VAD = VadOptions(min_silence_duration_ms=100, speech_pad_ms=0, min_speech_duration_ms=100)
 SPEECH_PAD = 0.2  # seconds added around the regions for diarization and the cue builder's silence guard
 SPEECH_JOIN = 0.5  # seconds: padded regions closer than this are one (the pipeline's VAD settings)
 REPEATS_KEPT = 1_000_000  # cue option max_repeats: no repetition of a given transcript is cut
@@ -118,11 +116,10 @@ def _pieces(media: Path, options: AlignOptions) -> Iterator[tuple[Audio, tuple[t
     diarization, which needs the whole file."""
     from whisper_subtitler.pieces import open_stream, speech_pieces, with_last
     from whisper_subtitler.stages import StageTimer
-    from whisper_subtitler.vad import speech_regions
 
     stream = open_stream(media, options.audio_track, options.diarization is not None, options.audio_language)
     try:
-        pieces = speech_pieces(stream, lambda samples: speech_regions(samples, ALIGN_VAD), StageTimer())
+        pieces = speech_pieces(stream, tight_regions, StageTimer())
         for piece, last in with_last(pieces):
             offset = piece.audio.offset
             yield piece.audio, tuple((a + offset, b + offset) for a, b in piece.speech), last
