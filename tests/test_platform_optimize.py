@@ -222,8 +222,8 @@ def test_word_timing_warm_up_keeps_torch_threads():
 
 
 def test_word_timing_dtw_is_compiled_once_and_loaded_from_numba_cache_after(tmp_path):
-    """The first process compiles whisper's DTW into ``$NUMBA_CACHE_DIR``, the second loads it from there (a cache
-    hit, no compilation); both give whisper's own path for a random cost matrix."""
+    """The first process compiles whisper's DTW, with whisper's numba options, into ``$NUMBA_CACHE_DIR``, the second
+    loads it from there (a cache hit, no compilation); both give whisper's own path for a random cost matrix."""
     import os
     import subprocess
     import sys
@@ -233,7 +233,8 @@ def test_word_timing_dtw_is_compiled_once_and_loaded_from_numba_cache_after(tmp_
         "x = np.random.default_rng(0).random((40, 300)); expected = t.dtw_cpu.py_func(x); "
         "platform.warm_up_word_timing(); got = t.dtw_cpu(x); "
         "hits = sum(t.dtw_cpu.stats.cache_hits.values()); "
-        "print(int(t.dtw_cpu._cached_by_us), hits, int(np.array_equal(got, expected)))"
+        "ours = int(t.dtw_cpu._whispers is not None and t.dtw_cpu.targetoptions['parallel']); "
+        "print(ours, hits, int(np.array_equal(got, expected)))"
     )
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     first, second = (
@@ -259,3 +260,25 @@ def test_word_timing_dtw_stays_whispers_when_numba_cannot_cache(monkeypatch):
     monkeypatch.setattr(numba, "jit", no_locator)
     assert platform.cache_word_timing_dtw() is False
     assert timing.dtw_cpu is uncached
+
+
+def test_word_timing_falls_back_to_whispers_dtw_when_the_cached_one_fails(monkeypatch):
+    """numba lets an ``OSError`` of its cache files through on the first call (a full disk): the warm-up then puts
+    whisper's own function back and runs it, instead of failing the model's loading."""
+    import numba
+    import whisper.timing as timing
+
+    from whisper_subtitler import platform
+
+    whispers = numba.jit(nopython=True)(timing.dtw_cpu.py_func)
+
+    class FullDisk:
+        def __init__(self):
+            self._whispers = whispers
+
+        def __call__(self, x):
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(timing, "dtw_cpu", FullDisk())
+    platform.warm_up_word_timing()
+    assert timing.dtw_cpu is whispers

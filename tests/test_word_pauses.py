@@ -28,6 +28,14 @@ def test_a_word_holding_a_whole_pause_starts_where_it_ends():
     assert times([out]) == [[(" I", 21.57, 22.01), (" didn't", 23.01, 23.27), (" know", 23.27, 23.4)]]
 
 
+def test_a_pause_that_starts_where_the_word_starts_is_held_by_it():
+    """Word times and pause edges fall on grids (milliseconds, 32-ms VAD frames) that can meet exactly."""
+    (out,) = start_after_pauses([seg((" so", 0.59, 1.27))], [(0.59, 1.01)])
+    assert times([out]) == [[(" so", 1.01, 1.27)]]
+    (first,) = start_after_pauses([seg((" Hi", 0.0, 0.9))], [(0.0, 0.4)])  # the lead before a piece's first speech
+    assert times([first]) == [[(" Hi", 0.4, 0.9)]]
+
+
 def test_words_that_only_start_or_end_in_a_pause_or_hold_none_are_unchanged():
     segments = [seg((" a", 0.0, 1.05), (" b", 1.05, 2.0), (" c", 2.2, 2.9))]
     gaps = [(1.0, 1.1), (2.1, 2.3), (3.0, 4.0)]  # a ends in one, b starts in it; c starts in the second

@@ -1,8 +1,9 @@
 """The pipeline: one input file to subtitle files, with the models loaded once per run (``models.holder``).
 
 pieces.speech_pieces     ffmpeg -> 16 kHz mono float32 in pieces cut at pauses  (Audio)
-  vad.speech_regions       where someone speaks, and where the pauses are        (seconds)
-  transcription            Whisper with word timestamps, none across a pause     (Transcript)
+  vad.speech_regions       where someone speaks; vad.tight_regions: the pauses   (seconds)
+  transcription            Whisper with word timestamps; one that holds a pause
+                           starts after it (transcription.pauses)                (Transcript)
 cues.guards              hallucination guards                                  (Transcript)
 diarize + speakers       pyannote speaker turns, one speaker per word          (Transcript with speakers)
 cues.build_cues          readability rules                                     (Cue)
