@@ -21,7 +21,9 @@ Figures (both sides lower-cased, punctuation removed, ``tests.media.normalize``)
   ``cpwer - wer`` is what speaker attribution adds;
 - ``background_words`` and ``background_turn_s``: words whose middle lies in the stretches where music or noise
   plays alone (``background_only`` of the manifest), and diarized seconds there: both must be 0 (no cue, no
-  speaker there).
+  speaker there);
+- where the false alarm and the missed speech lie, the turns' and the VAD's edges against the utterances', and how
+  early the words that open utterances start (``bench/turn_edges.py``; ``edges`` in the summary).
 
 ``--reference-tools`` adds, in the same run and on the same words, what the reference tools give: pyannote's own
 ``SpeakerDiarization`` with the same two models (segmentation-3.0 and CAM++, ``OfflineSpeakerDiarization(fast=False)``:
@@ -55,6 +57,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import turn_edges  # noqa: E402
 from conversations import check_tuning_seeds  # noqa: E402
 
 from tests.media_conversation import word_errors  # noqa: E402
@@ -182,7 +185,9 @@ def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer,
     tools' under ``reference_tools``."""
     from tests.media_conversation import read_stm
     from tests.media_speech import read_wav
+    from whisper_subtitler.diarize.embedded import TRIM_VAD
     from whisper_subtitler.types import Audio, SpeakerTurn
+    from whisper_subtitler.vad import speech_regions
 
     wav = folder / entry["wav"]
     data = transcriber(wav)
@@ -218,6 +223,13 @@ def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer,
         "background_words": words_in(words, background),
         "background_turn_s": round(sum(in_stretches(t.start, t.end, background) for t in turns), 3),
         "diarize_s": round(seconds, 2),
+        **turn_edges.edge_figures(
+            [(u.start, u.end) for u in reference],
+            [(t.start, t.end) for t in turns],
+            speech_regions(samples, TRIM_VAD),
+            [(a, (a + b) / 2) for _, a, b, _ in words],
+            entry["duration"],
+        ),
         "_turns": [[t.start, t.end, t.speaker] for t in turns],
         "_exclusive": [[t.start, t.end, t.speaker] for t in exclusive],
         "_cache": str(transcriber.path(wav)),
@@ -238,6 +250,8 @@ def summarise(rows: list[dict]) -> dict:
             **figures(part),
             "background_turn_s": round(sum(r.get("background_turn_s", 0.0) for r in part), 3),
         }
+        if "_openers_s" in part[0]:
+            out[f"{split}/{group}"]["edges"] = turn_edges.summary(part)
         theirs = [r["reference_tools"] | {"speakers": r["speakers"]} for r in part if "reference_tools" in r]
         if theirs:
             out[f"{split}/{group}"] |= {f"reference_{k}": v for k, v in figures(theirs).items() if k != "wer"}

@@ -108,8 +108,9 @@ def speech_pieces(
         n = int(round(cut * piece.sample_rate))
         if not last:
             carry = replace(piece, samples=piece.samples[n:], offset=piece.offset + n / piece.sample_rate)
-        yield SpeechPiece(
-            replace(piece, samples=piece.samples[:n]),
-            tuple((a, min(b, cut)) for a, b in regions if a < cut),
-            tuple((a, min(b, cut)) for a, b in tight if a < cut),
-        )
+        yield SpeechPiece(replace(piece, samples=piece.samples[:n]), _before(regions, cut), _before(tight, cut))
+
+
+def _before(regions: Iterable[Region], cut: float) -> tuple[Region, ...]:
+    """The parts of ``regions`` (seconds) before ``cut``."""
+    return tuple((a, min(b, cut)) for a, b in regions if a < cut)

@@ -122,19 +122,17 @@ def warm_up_word_timing() -> None:
     import torch
     import whisper.timing as timing
 
-    cache_word_timing_dtw()
+    cached = cache_word_timing_dtw()
     threads = torch.get_num_threads()
     tiny = np.zeros((4, 4), dtype=np.float64)  # the dtype whisper.timing.dtw passes
     try:
-        try:
-            timing.dtw_cpu(tiny)
-        except Exception as exc:
-            whispers = getattr(timing.dtw_cpu, "_whispers", None)
-            if whispers is None:
-                raise
-            log.debug("numba's cached DTW failed (%s): whisper's own compiles in this process", exc)
-            timing.dtw_cpu = whispers
-            timing.dtw_cpu(tiny)
+        timing.dtw_cpu(tiny)
+    except Exception as exc:
+        if not cached:
+            raise
+        log.debug("numba's cached DTW failed (%s): whisper's own compiles in this process", exc)
+        timing.dtw_cpu = timing.dtw_cpu._whispers
+        timing.dtw_cpu(tiny)
     finally:
         if torch.get_num_threads() != threads:
             log.debug("numba changed torch's threads to %d; back to %d", torch.get_num_threads(), threads)
