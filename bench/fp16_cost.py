@@ -9,9 +9,10 @@ Variants (one per process, so that each starts cold, as a CLI run does):
 - ``fp16-cudnn-attention``: the same with cuDNN's attention backend on (``enable_cudnn_sdp(True)``);
 - ``fp16-cudnn-benchmark``: the same with cuDNN's convolution autotuner on (``torch.backends.cudnn.benchmark``);
 - ``fp32``: float32 with TF32 matrix products, the default on GPUs with TF32;
-- ``fp32-cpu-dtw``: the same with openai-whisper's word-timing DTW and median filter off Triton (its own
-  fallbacks: numba's DTW on the CPU from numba's cache, the median by sorting on the GPU), to see what Triton's
-  per-process compilation and source hashing cost.
+- ``fp32-triton``: the same with openai-whisper's word-timing DTW and median filter back on its Triton kernels on
+  CUDA (``dtw_cuda``, ``median_filter_cuda``), which the product leaves since the fourth H200 session
+  (``platform.keep_word_timing_off_triton``), to see what Triton's per-process compilation and source hashing
+  cost; give it a ``TRITON_CACHE_DIR`` of its own to measure a cold cache.
 
 Each repeat runs ``Pipeline.process`` on the clip; the first pays every per-process cost (kernel compilation,
 execution plans, allocator growth), the later ones show the steady state. ``--profile`` writes the table of
@@ -34,28 +35,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-VARIANTS = ("fp16", "fp16-cudnn-attention", "fp16-cudnn-benchmark", "fp32", "fp32-cpu-dtw")
+VARIANTS = ("fp16", "fp16-cudnn-attention", "fp16-cudnn-benchmark", "fp32", "fp32-triton")
 
 
-def keep_word_timing_off_triton() -> None:
-    """openai-whisper's own fallbacks for its Triton kernels, for every tensor (``fp32-cpu-dtw``)."""
-    import torch.nn.functional as F
+def put_triton_back() -> None:
+    """openai-whisper's own word-timing functions again, Triton on CUDA (``fp32-triton``)."""
     import whisper.timing as timing
 
-    from whisper_subtitler import platform
-    from whisper_subtitler.decoding import alignment
-
-    platform.cache_word_timing_dtw()
-    timing.dtw = lambda x: timing.dtw_cpu(x.double().cpu().numpy())
-
-    def median_filter(x, width: int):
-        if x.shape[-1] <= width // 2:
-            return x
-        padded = F.pad(x[None, None] if x.ndim <= 2 else x, (width // 2, width // 2, 0, 0), mode="reflect")
-        result = padded.unfold(-1, width, 1).sort()[0][..., width // 2]
-        return result[0, 0] if x.ndim <= 2 else result
-
-    alignment.median_filter = median_filter
+    timing.dtw = getattr(timing.dtw, "_whispers", timing.dtw)
+    timing.median_filter = getattr(timing.median_filter, "_whispers", timing.median_filter)
 
 
 def main() -> None:
@@ -82,8 +70,6 @@ def main() -> None:
         torch.backends.cuda.enable_cudnn_sdp(True)
     elif args.variant == "fp16-cudnn-benchmark":
         torch.backends.cudnn.benchmark = True
-    elif args.variant == "fp32-cpu-dtw":
-        keep_word_timing_off_triton()
     options = RunOptions(
         model=args.model,
         transcribe=TranscribeOptions(fp16=selection.dtype == "float16"),
@@ -96,6 +82,8 @@ def main() -> None:
     pipeline.load()
     load_s = time.perf_counter() - started
     platform.warm_up_word_timing()
+    if args.variant == "fp32-triton":
+        put_triton_back()
     _load_model()
     cuda = torch.cuda.is_available()
     runs = []

@@ -21,7 +21,7 @@ from tests.test_platform_machines import MACHINES  # noqa: E402
 from whisper_subtitler import platform  # noqa: E402
 from whisper_subtitler.platform import describe, select  # noqa: E402
 from whisper_subtitler.platform.environment import Request  # noqa: E402
-from whisper_subtitler.platform.mps import cast_model, patch_whisper_dtw, prepare_model  # noqa: E402
+from whisper_subtitler.platform.mps import cast_model, prepare_model  # noqa: E402
 
 HEADS = np.array([[False, True], [True, False]])  # (n_text_layer, n_text_head)
 
@@ -108,20 +108,44 @@ class FakeMpsTensor:
         return self.data
 
 
-def test_dtw_is_patched_to_leave_the_device_before_float64(monkeypatch):
+class CudaLike(torch.Tensor):
+    """A CPU tensor that says it is on CUDA, where openai-whisper would reach for its Triton kernels."""
+
+    @property
+    def is_cuda(self) -> bool:
+        return True
+
+
+def test_word_timing_leaves_the_device_before_float64_and_never_reaches_triton(monkeypatch):
     import whisper.timing as timing
 
-    original = getattr(timing.dtw, "__wrapped__", timing.dtw)  # another test may have patched it already
-    monkeypatch.setattr(timing, "dtw", original)  # and undo this test's patch afterwards
+    # whisper's own functions, whether or not another test replaced them already; undone after this test
+    monkeypatch.setattr(timing, "dtw", getattr(timing.dtw, "_whispers", timing.dtw))
+    monkeypatch.setattr(timing, "median_filter", getattr(timing.median_filter, "_whispers", timing.median_filter))
+    whispers_median = timing.median_filter
     cost = torch.rand(6, 9)
     expected = timing.dtw(cost)
     with pytest.raises(TypeError, match="float64"):
         timing.dtw(FakeMpsTensor(cost))
-    patch_whisper_dtw()
-    patch_whisper_dtw()  # idempotent: wraps once
-    assert getattr(timing.dtw, "_mps_safe", False)
+    platform.keep_word_timing_off_triton()
+    platform.keep_word_timing_off_triton()  # idempotent: replaces once
+    assert timing.median_filter._whispers is whispers_median
     np.testing.assert_array_equal(timing.dtw(FakeMpsTensor(cost)), expected)
     np.testing.assert_array_equal(timing.dtw(cost), expected)
+
+    def no_triton(*args, **kwargs):
+        raise AssertionError("Triton reached")
+
+    monkeypatch.setattr(timing, "dtw_cuda", no_triton)
+    monkeypatch.setitem(sys.modules, "whisper.triton_ops", None)  # an import of it fails
+    np.testing.assert_array_equal(timing.dtw(cost.as_subclass(CudaLike)), expected)
+    weights = torch.rand(2, 5, 40)
+    for x in (weights, weights[0], weights[0, 0]):
+        filtered = timing.median_filter(x.as_subclass(CudaLike), 7)
+        torch.testing.assert_close(torch.Tensor(filtered), whispers_median(x, 7))
+        assert filtered.shape == x.shape
+    short = weights[:, :, :3].as_subclass(CudaLike)
+    assert timing.median_filter(short, 7) is short  # no longer than half the width: unchanged, as whisper does
 
 
 def test_fp16_cast_keeps_layernorm_in_fp32_and_the_model_runs():

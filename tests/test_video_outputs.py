@@ -221,3 +221,19 @@ else:
     assert len(lines) == 1 and str(mp4) in lines[0] and "'ass' or 'subtitles' filter" in lines[0]
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+def test_burn_in_without_any_font_fails_the_file_before_transcribing_it(run, cli, tmp_path):
+    """A fontconfig that offers libass no font (a static ffmpeg on a server without fonts): ffmpeg would write the
+    picture unchanged and exit 0; the file fails with exit code 3 and nothing is written."""
+    _, _, mp4, _, _, _ = run
+    empty = tmp_path / "fonts.conf"
+    empty.write_text(f'<?xml version="1.0"?>\n<fontconfig><cachedir>{tmp_path / "cache"}</cachedir></fontconfig>\n')
+    out = tmp_path / "out"
+    args = ("transcribe", str(mp4), "--model", "tiny.en", "--no-diarize", "--burn-in", "--output-dir", str(out))
+    result = cli(*args, env={"FONTCONFIG_FILE": str(empty)})
+    assert result.returncode == 3, result.stderr
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("failed:")]
+    assert len(lines) == 1 and str(mp4) in lines[0] and "found no font" in lines[0], result.stderr
+    assert "Traceback" not in result.stderr
+    assert not out.exists() or not list(out.iterdir())

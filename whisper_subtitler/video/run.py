@@ -7,6 +7,7 @@ that reports no progress for ``STALL_TIMEOUT_S`` seconds (a whole-file timeout w
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import subprocess
 import tempfile
@@ -22,11 +23,24 @@ log = logging.getLogger(__name__)
 STALL_TIMEOUT_S = 300.0  # seconds ffmpeg may go without a progress report before it is stopped
 FILTERS_TIMEOUT_S = 30.0  # seconds for ``ffmpeg -filters``
 SUBTITLE_FILTERS = ("ass", "subtitles")  # libass filters: either renders our ASS file
+# libass's warning when fontconfig offers it no font at all (glyph 0: before any character is looked up): the
+# burned video would be the picture unchanged. A font without some characters gets the line with their code point.
+NO_FONT = "failed to find any fallback with glyph 0x0 "
+FONT_PROBE_ASS = """[Script Info]
+ScriptType: v4.00+
+PlayResX: 64
+PlayResY: 64
+
+[Events]
+Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
+Dialogue: 0,0:00:00.00,0:00:01.00,Default,,0,0,0,,Ag
+"""
 
 
 class FilterUnavailableError(SubtitlerError):
-    """ffmpeg lacks a filter a requested output needs (``--burn-in`` without libass). It fails the file, not the
-    batch: the subtitle files are still written for the others; exit code 3 (a requirement is missing)."""
+    """ffmpeg lacks what a requested output needs (``--burn-in`` without libass, or libass without a font to draw
+    with). It fails the file, not the batch: the subtitle files are still written for the others; exit code 3 (a
+    requirement is missing)."""
 
     exit_code = ExitCode.MISSING_REQUIREMENT
 
@@ -50,22 +64,46 @@ def _filters(ffmpeg: str) -> frozenset[str]:
     )
 
 
+@lru_cache(maxsize=4)
+def _finds_a_font(ffmpeg: str, filter_name: str, fontconfig: str | None) -> bool:
+    """Whether libass, run by ``ffmpeg``'s ``filter_name``, finds a font to draw a two-letter cue with (a tenth of
+    a second of a 64 x 64 picture, ``NO_FONT`` looked for in its warnings); ``fontconfig`` (``$FONTCONFIG_FILE``)
+    is only part of the cache key. True when the probe itself cannot run: the burn then reports its own error."""
+    with tempfile.TemporaryDirectory(prefix="whisper-subtitler-font-") as folder:
+        Path(folder, "probe.ass").write_text(FONT_PROBE_ASS, encoding="utf-8")
+        cmd = [ffmpeg, "-hide_banner", "-nostdin", "-loglevel", "warning", "-f", "lavfi", "-i"]
+        cmd += ["color=c=black:s=64x64:d=0.1", "-vf", f"{filter_name}=probe.ass", "-f", "null", "-"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, stdin=subprocess.DEVNULL, cwd=folder, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return True
+    return NO_FONT not in proc.stderr.decode("utf-8", "replace")
+
+
 def require_subtitle_filter(source: Path) -> str:
     """The name of ffmpeg's libass filter (``ass``) for burning subtitles in.
 
     Raises ``FilterUnavailableError`` naming ``source`` when this ffmpeg was built without libass (neither ``ass``
-    nor ``subtitles`` in ``ffmpeg -filters``), ``MissingRequirementError`` without ffmpeg. The filter list is read
-    once per ffmpeg binary.
+    nor ``subtitles`` in ``ffmpeg -filters``) or when libass finds no font (a static ffmpeg on a server without
+    fonts writes the picture unchanged, without an error), ``MissingRequirementError`` without ffmpeg. Both are
+    checked once per ffmpeg binary (and ``$FONTCONFIG_FILE``).
     """
     binary = ffmpeg_binary("ffmpeg")
-    available = _filters(shutil.which(binary) or binary)
-    for name in SUBTITLE_FILTERS:
-        if name in available:
-            return name
-    raise FilterUnavailableError(
-        f"{source}: --burn-in needs ffmpeg's 'ass' or 'subtitles' filter, and this ffmpeg ({binary}) has neither",
-        hint="install an ffmpeg built with libass (--enable-libass; Debian/Ubuntu and Homebrew builds have it)",
-    )
+    path = shutil.which(binary) or binary
+    available = _filters(path)
+    name = next((n for n in SUBTITLE_FILTERS if n in available), None)
+    if name is None:
+        raise FilterUnavailableError(
+            f"{source}: --burn-in needs ffmpeg's 'ass' or 'subtitles' filter, and this ffmpeg ({binary}) has neither",
+            hint="install an ffmpeg built with libass (--enable-libass; Debian/Ubuntu and Homebrew builds have it)",
+        )
+    if not _finds_a_font(path, name, os.environ.get("FONTCONFIG_FILE")):
+        raise FilterUnavailableError(
+            f"{source}: --burn-in found no font: ffmpeg's libass ({binary}) has none to draw the subtitles with",
+            hint="install a font (Debian and Ubuntu: fonts-dejavu-core), or name a fontconfig file that has one "
+            "in $FONTCONFIG_FILE",
+        )
+    return name
 
 
 def _stop(stalled: threading.Event, proc: subprocess.Popen) -> None:
