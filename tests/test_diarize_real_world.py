@@ -6,10 +6,10 @@ pyannote.metrics (no collar, overlaps scored). The bounds sit between the figure
 docs/diarization.md ("Real-world audio"), so that each fails if its behaviour comes back:
 
 - over a music bed at 10 and 15 dB with noise and 6 s of music alone at each end (seed 0): 2 speakers (3 before),
-  no turn in the music-only stretches (beyond 0.25 s of the speech's edges), DER under the bound (25 % and 22 % before,
-  13-14 % and 10 % after);
-- a clean conversation with overlapped speech (seed 1, two overlaps, 0.74 s): 2 speakers, DER at most 11 % (10.1 %
-  before and after: a guard, no gain);
+  no turn in the music-only stretches (beyond 0.25 s of the speech's edges), DER under the bound (25 % and 22 % before
+  the re-count, 14.3 % and 10.6 % before the turns' edges moved to the speech's energy, 10.9 % and 9.0 % after);
+- a clean conversation with overlapped speech (seed 1, two overlaps, 0.74 s): 2 speakers, DER at most 9.5 % (10.1 %
+  before the turns' edges moved to the speech's energy, 8.6 % after);
 - a 10-minute two-speaker conversation: 2 speakers; the sample repeated for 10 minutes: 2 speakers (3 before).
 
 On each re-arranged conversation, the cues built from its real words (its STM, each utterance's words spread over
@@ -81,7 +81,7 @@ def der(rttm, turns, duration: float) -> float:
     return float(DiarizationErrorRate(collar=0.0, skip_overlap=False)(reference, hypothesis, uem=Segment(0, duration)))
 
 
-@pytest.mark.parametrize("snr_db, max_der", [(10.0, 0.17), (15.0, 0.14)])
+@pytest.mark.parametrize("snr_db, max_der", [(10.0, 0.125), (15.0, 0.098)])
 def test_music_bed_gives_no_spurious_speaker_and_nothing_in_the_music(diarizer, tmp_path, snr_db, max_der):
     made = rearranged_conversation(
         tmp_path / "music.wav", seed=0, lead=6.0, tail=6.0, music_snr_db=snr_db, noise_snr_db=25.0
@@ -91,7 +91,9 @@ def test_music_bed_gives_no_spurious_speaker_and_nothing_in_the_music(diarizer, 
     assert len(diarization.speakers) == 2
     pad = 0.25  # s: turn edges blur by up to about 0.1-0.2 s into the music next to speech (before and after)
     assert all(first - pad <= t.start and t.end <= last + pad for t in diarization.turns)  # none in the music alone
-    assert der(made.rttm, diarization.turns, made.duration) <= max_der
+    found = der(made.rttm, diarization.turns, made.duration)
+    print(f"music {snr_db} dB: DER {found:.3f}")
+    assert found <= max_der
     assert_cues_check(made, diarization)
 
 
@@ -100,7 +102,7 @@ def test_overlapped_conversation(diarizer, tmp_path):
     assert any(b.start < a.end for a, b in zip(made.utterances, made.utterances[1:]))  # it does overlap
     diarization = diarize(diarizer, made.wav)
     assert len(diarization.speakers) == 2
-    assert der(made.rttm, diarization.turns, made.duration) <= 0.11
+    assert der(made.rttm, diarization.turns, made.duration) <= 0.095
     assert_cues_check(made, diarization)
 
 

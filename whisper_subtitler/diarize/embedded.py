@@ -150,7 +150,8 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
     of the window; ``fast`` (default) segments only windows near speech when the file dict carries the VAD's
     ``speech`` regions, on every CPU core (:mod:`.segmentation`), and pools speaker embeddings from one pass of
     CAM++ over blocks of ``block_windows`` windows (:mod:`.pooled`), and with ``reassign`` (default) gives short
-    speech regions to the speaker their own CAM++ embedding is nearest (:mod:`.reassign`); ``fast=False`` is the
+    speech regions to the speaker their own CAM++ embedding is nearest (:mod:`.reassign`), and with ``energy_edges``
+    (default) pulls the turns' edges in to the speech's energy (:mod:`.edges`); ``fast=False`` is the
     pipeline as it ran before those changes: pyannote's own ``SpeakerDiarization`` with these models (the reference
     the tests and ``make bench`` compare with); ``token`` and ``cache_dir`` are accepted (pyannote's
     ``Pipeline.from_pretrained`` passes them) and unused. Raises MissingRequirementError when a checkpoint is missing.
@@ -170,6 +171,7 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
         recount: bool = True,
         speech_mask: bool = False,
         overlap_margin: float | None = None,
+        energy_edges: bool = True,
         token: str | None = None,  # noqa: ARG002 - part of pyannote's pipeline constructor protocol
         cache_dir: str | Path | None = None,  # noqa: ARG002
     ) -> None:
@@ -200,6 +202,7 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
         self.reassign = reassign
         self.recount = recount
         self.speech_mask = speech_mask
+        self.energy_edges = energy_edges
         self.overlap_margin = OVERLAP_MARGIN if overlap_margin is None else overlap_margin
         self.instantiate(self.default_parameters())
 
@@ -211,7 +214,8 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
         ``num_speakers``), speakers are then merged where direct embeddings of their own speech say they are one, or
         where one has too little speech to be told from a stretch of music (:func:`.recount.recount`); with
         ``reassign``, the short regions are then given to the speaker that a CAM++ embedding of their own audio is
-        clearly nearest (:func:`.reassign.reassign_short_regions`)."""
+        clearly nearest (:func:`.reassign.reassign_short_regions`); with ``energy_edges``, the turns' edges last move
+        in to where the speech is louder than the background (:func:`.edges.trim_to_energy`)."""
         output = super().apply(
             file, num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers, hook=hook, **kwargs
         )
@@ -229,11 +233,15 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
         embed = embedder(file["waveform"], file["sample_rate"], self._embedding.model_)
         if self.recount and num_speakers is None:
             output = recount(output, embed, min_speakers=min_speakers or 1)
-        if not self.reassign:
-            return output
-        return reassign_short_regions(
-            output, file["waveform"], file["sample_rate"], speech, self._embedding.model_, embed=embed
-        )
+        if self.reassign:
+            output = reassign_short_regions(
+                output, file["waveform"], file["sample_rate"], speech, self._embedding.model_, embed=embed
+            )
+        if self.energy_edges:
+            from whisper_subtitler.diarize.edges import trim_to_energy
+
+            output = trim_to_energy(output, file["waveform"], file["sample_rate"])
+        return output
 
     def _tight_speech(self, file: dict) -> tuple[tuple[float, float], ...] | None:
         """:func:`tight_speech` of ``file``, kept in the file dict (the mask and the cut use the same regions)."""
