@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from whisper_subtitler.diarize import pyannote_compat  # noqa: F401  (prepares torchaudio before pyannote.audio)
 from whisper_subtitler.diarize.edges import (
@@ -15,6 +16,7 @@ from whisper_subtitler.diarize.edges import (
     MAX_TRIM,
     background_level,
     frame_energy_db,
+    frame_index,
     trim_to_energy,
     trimmed_edges,
 )
@@ -39,6 +41,10 @@ def test_frame_energy_is_the_mean_power_of_each_10_ms_frame_in_db():
     assert frame_energy_db(np.zeros(RATE), RATE).max() == pytest.approx(-100.0)
 
 
+def test_a_time_a_rounding_error_below_a_frame_start_is_in_that_frame():
+    assert [frame_index(t) for t in (0.29, 0.3, 0.305, 1.0, 2.57)] == [29, 30, 30, 100, 257]
+
+
 def test_edges_move_in_to_the_loud_frames_keeping_one_frame_after_the_end():
     energy = levels((1.0, 2.0, -20.0))
     threshold = -60.0 + ABOVE_BACKGROUND_DB
@@ -53,7 +59,11 @@ def test_an_edge_moves_at_most_max_trim_and_a_quiet_turn_keeps_its_edges():
     threshold = -60.0 + ABOVE_BACKGROUND_DB
     ((start, end),) = trimmed_edges([(0.5, 2.5)], energy, threshold)
     assert start == pytest.approx(0.5 + MAX_TRIM) and end == pytest.approx(2.5 - MAX_TRIM + 0.01)
-    assert trimmed_edges([(3.0, 3.3)], energy, threshold) == [(3.0, 3.3)]  # nothing loud in it: left alone
+    # nothing loud in it: a short turn would shrink below MIN_TURN and keeps its edges, a longer one loses MAX_TRIM
+    # at each end (the rule only moves edges; removing turns is not its business)
+    assert trimmed_edges([(3.0, 3.3)], energy, threshold) == [(3.0, 3.3)]
+    ((start, end),) = trimmed_edges([(3.0, 4.0)], energy, threshold)
+    assert (start, end) == pytest.approx((3.0 + MAX_TRIM, 4.0 - MAX_TRIM + 0.01))
     assert trimmed_edges([(1.0, 1.03)], energy, threshold) == [(1.0, 1.03)]  # shorter than 5 frames
 
 
@@ -95,7 +105,7 @@ def test_the_turns_are_trimmed_with_their_labels_and_the_exclusive_turns_keep_th
         exclusive_speaker_diarization=annotation(turns),
         speaker_embeddings=np.eye(2),
     )
-    trimmed = trim_to_energy(output, samples[None, :], RATE)
+    trimmed = trim_to_energy(output, torch.from_numpy(samples[None, :]), RATE)  # the pipeline's (1, n) tensor
     tracks = trimmed.speaker_diarization.itertracks(yield_label=True)
     got = [(round(s.start, 2), round(s.end, 2), label) for s, _, label in tracks]
     assert got == [(1.0, 2.01, "A"), (2.5, 3.51, "B")]

@@ -7,7 +7,7 @@ Two things break openai-whisper on Apple's MPS backend (pytorch/pytorch#87886, #
   the cross-attention weights on the host. So the buffer is unregistered and kept as a plain attribute holding
   the same sparse tensor on the CPU: ``.to()`` no longer touches it and ``.indices()`` works as before.
 - ``whisper.timing.dtw`` calls ``x.double()`` before ``.cpu()``; MPS has no float64. The word timing that
-  ``platform.keep_word_timing_off_triton`` installs on every device moves the matrix to the CPU first (same
+  ``platform.word_timing.keep_word_timing_off_triton`` installs moves the matrix to the CPU first (same
   numbers: the DTW runs on the CPU in float64 either way).
 Operators MPS lacks run on the CPU through ``PYTORCH_ENABLE_MPS_FALLBACK=1``, set by ``configure`` before
 torch is imported.
@@ -22,6 +22,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from whisper_subtitler.platform.machine import BackendName
+from whisper_subtitler.platform.word_timing import keep_word_timing_off_triton
 
 if TYPE_CHECKING:
     from whisper_subtitler.platform.select import Selection
@@ -88,12 +89,13 @@ def prepare_model(model: Any, selection: Selection) -> Any:
     """Move a ``whisper.model.Whisper`` to ``selection.device`` in ``selection.dtype`` and return it; ``int8``
     quantizes its linear layers (``platform.quantize.quantize_int8``).
 
-    On MPS the alignment heads stay on the CPU (module docstring).
+    On MPS the alignment heads stay on the CPU and word timing leaves the device before float64 (module docstring).
     Pass ``fp16=(selection.dtype == "float16")`` to ``whisper.DecodingOptions``. Modifies ``model`` in place
     (``nn.Module.to`` does) and returns it.
     """
     if selection.backend == BackendName.MPS:
         keep_alignment_heads_on_cpu(model)
+        keep_word_timing_off_triton()  # the DTW's matrix leaves MPS before float64
     if selection.dtype == "int8":
         from whisper_subtitler.platform.quantize import quantize_int8
 

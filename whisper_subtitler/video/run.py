@@ -64,11 +64,18 @@ def _filters(ffmpeg: str) -> frozenset[str]:
     )
 
 
-@lru_cache(maxsize=4)
-def _finds_a_font(ffmpeg: str, filter_name: str, fontconfig: str | None) -> bool:
-    """Whether libass, run by ``ffmpeg``'s ``filter_name``, finds a font to draw a two-letter cue with (a tenth of
-    a second of a 64 x 64 picture, ``NO_FONT`` looked for in its warnings); ``fontconfig`` (``$FONTCONFIG_FILE``)
-    is only part of the cache key. True when the probe itself cannot run: the burn then reports its own error."""
+_FONT_FOUND: set[tuple[str, str, str | None, str | None]] = set()  # (ffmpeg, filter, fontconfig file, path)
+
+
+def _finds_a_font(ffmpeg: str, filter_name: str) -> bool:
+    """Whether libass, run by ``ffmpeg`` (an absolute path) through ``filter_name``, finds a font to draw a
+    two-letter cue with (a tenth of a second of a 64 x 64 picture, ``NO_FONT`` looked for in its warnings). A font
+    found is remembered per ffmpeg and fontconfig setting (``$FONTCONFIG_FILE``, ``$FONTCONFIG_PATH``); no font is
+    probed again at the next file (fonts may be installed meanwhile, under a server). True when the probe itself
+    cannot run: the burn then reports its own error."""
+    key = (ffmpeg, filter_name, os.environ.get("FONTCONFIG_FILE"), os.environ.get("FONTCONFIG_PATH"))
+    if key in _FONT_FOUND:
+        return True
     with tempfile.TemporaryDirectory(prefix="whisper-subtitler-font-") as folder:
         Path(folder, "probe.ass").write_text(FONT_PROBE_ASS, encoding="utf-8")
         cmd = [ffmpeg, "-hide_banner", "-nostdin", "-loglevel", "warning", "-f", "lavfi", "-i"]
@@ -77,7 +84,10 @@ def _finds_a_font(ffmpeg: str, filter_name: str, fontconfig: str | None) -> bool
             proc = subprocess.run(cmd, capture_output=True, stdin=subprocess.DEVNULL, cwd=folder, timeout=60)
         except (OSError, subprocess.TimeoutExpired):
             return True
-    return NO_FONT not in proc.stderr.decode("utf-8", "replace")
+    if NO_FONT in proc.stderr.decode("utf-8", "replace"):
+        return False
+    _FONT_FOUND.add(key)
+    return True
 
 
 def require_subtitle_filter(source: Path) -> str:
@@ -85,11 +95,11 @@ def require_subtitle_filter(source: Path) -> str:
 
     Raises ``FilterUnavailableError`` naming ``source`` when this ffmpeg was built without libass (neither ``ass``
     nor ``subtitles`` in ``ffmpeg -filters``) or when libass finds no font (a static ffmpeg on a server without
-    fonts writes the picture unchanged, without an error), ``MissingRequirementError`` without ffmpeg. Both are
-    checked once per ffmpeg binary (and ``$FONTCONFIG_FILE``).
+    fonts writes the picture unchanged, without an error), ``MissingRequirementError`` without ffmpeg. The filter
+    list is read once per ffmpeg binary; a font, until one is found (:func:`_finds_a_font`).
     """
     binary = ffmpeg_binary("ffmpeg")
-    path = shutil.which(binary) or binary
+    path = os.path.abspath(shutil.which(binary) or binary)  # the font probe runs in a folder of its own
     available = _filters(path)
     name = next((n for n in SUBTITLE_FILTERS if n in available), None)
     if name is None:
@@ -97,7 +107,7 @@ def require_subtitle_filter(source: Path) -> str:
             f"{source}: --burn-in needs ffmpeg's 'ass' or 'subtitles' filter, and this ffmpeg ({binary}) has neither",
             hint="install an ffmpeg built with libass (--enable-libass; Debian/Ubuntu and Homebrew builds have it)",
         )
-    if not _finds_a_font(path, name, os.environ.get("FONTCONFIG_FILE")):
+    if not _finds_a_font(path, name):
         raise FilterUnavailableError(
             f"{source}: --burn-in found no font: ffmpeg's libass ({binary}) has none to draw the subtitles with",
             hint="install a font (Debian and Ubuntu: fonts-dejavu-core), or name a fontconfig file that has one "
