@@ -411,7 +411,22 @@ def main() -> int:
         help="cut the speaker turns to silero-vad's speech at this threshold and padding (and end threshold) instead "
         "of diarize.embedded.TRIM_VAD's (a measurement, docs/diarization.md)",
     )
+    parser.add_argument(
+        "--energy-edges",
+        metavar="DB:PERCENTILE:MAX_S",
+        help="the turns' edges pulled in over frames up to DB dB over the PERCENTILE-th percentile of the background, "
+        "at most MAX_S seconds (0: not at all), instead of diarize.edges' constants (a measurement, "
+        "docs/diarization.md)",
+    )
     args = parser.parse_args()
+    if args.energy_edges:
+        from whisper_subtitler.diarize import edges
+
+        try:
+            db, percentile, max_s = (float(x) for x in args.energy_edges.split(":"))
+        except ValueError:
+            parser.error("--energy-edges takes DB:PERCENTILE:MAX_S")
+        edges.ABOVE_BACKGROUND_DB, edges.BACKGROUND_PERCENTILE, edges.MAX_TRIM = db, percentile, max_s
     if args.trim_vad:
         from whisper_subtitler.diarize import embedded
         from whisper_subtitler.vad import VadOptions

@@ -107,9 +107,7 @@ def load_model(name: str | None, selection):
 
     resolved = resolve_model(name)
     log.info("model %s from %s (%s)", resolved.name, resolved.source, resolved.path)
-    model = platform.prepare_model(load_whisper(resolved, device="cpu"), selection)
-    platform.warm_up_word_timing()
-    return model, resolved.name
+    return platform.prepare_model(load_whisper(resolved, device="cpu"), selection), resolved.name
 
 
 def _pieces(media: Path, options: AlignOptions) -> Iterator[tuple[Audio, tuple[tuple[float, float], ...], bool]]:

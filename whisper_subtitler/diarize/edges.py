@@ -22,6 +22,7 @@ from dataclasses import replace
 import numpy as np
 
 FRAME = 0.01  # s: the energy's frame (160 samples at 16 kHz)
+BACKGROUND_PERCENTILE = 50  # of the frames outside every turn (the median): the background's level
 ABOVE_BACKGROUND_DB = 3.0  # dB over the background's level (twice its power): frames up to it are background
 MAX_TRIM = 0.2  # s: the most an edge moves
 MIN_BACKGROUND = 0.5  # s of frames outside the turns needed to measure the background; else nothing moves
@@ -69,14 +70,14 @@ def trimmed_edges(turns: list[tuple[float, float]], energy: np.ndarray, threshol
 
 
 def background_level(turns: list[tuple[float, float]], energy: np.ndarray) -> float | None:
-    """The median level (dB) of the frames of ``energy`` outside every turn; None when fewer than
-    :data:`MIN_BACKGROUND` seconds of them are left."""
+    """The level (dB) of the frames of ``energy`` outside every turn (:data:`BACKGROUND_PERCENTILE`); None when
+    fewer than :data:`MIN_BACKGROUND` seconds of them are left."""
     outside = np.ones(len(energy), dtype=bool)
     for start, end in turns:
         outside[frame_index(start) : frame_index(end)] = False
     if outside.sum() * FRAME < MIN_BACKGROUND:
         return None
-    return float(np.median(energy[outside]))
+    return float(np.percentile(energy[outside], BACKGROUND_PERCENTILE))
 
 
 def trim_annotation(annotation, energy: np.ndarray, threshold: float):

@@ -82,7 +82,6 @@ class ModelHolder:
             from whisper_subtitler.models import load_whisper
 
             self._whisper = platform.prepare_model(load_whisper(self.resolve(), device="cpu"), self.selection)
-            platform.warm_up_word_timing()  # numba's DTW on every device, off Triton; keeps torch's threads
         return self._whisper
 
     def transcriber(self) -> Transcriber:

@@ -2,11 +2,13 @@
 
     configure(...) -> Selection              # env file + environment + CLI -> Request; probe -> Machine; select
     apply_optimizations(selection)           # before the model is loaded; logs each step
-    prepare_model(model, selection)          # moves a whisper model to the device (MPS-safe), in selection.dtype
+    prepare_model(model, selection)          # moves a whisper model to the device (MPS-safe), in selection.dtype,
+                                             # and sets up its word timing (word_timing.py)
     tune(candidates, measure, key)           # level 2: measure once, cache the winner
 
 Data flows as frozen dataclasses: ``Probe`` (raw facts) -> ``Machine`` (description) -> ``Selection``.
-Only ``probe.py``, ``optimize.py``, ``mps.py`` and ``tune.py`` touch torch, and only inside functions.
+Only ``probe.py``, ``optimize.py``, ``mps.py``, ``tune.py`` and ``word_timing.py`` touch torch, and only inside
+functions.
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ from whisper_subtitler.platform.mps import enable_mps_fallback, prepare_model
 from whisper_subtitler.platform.optimize import OptimizationReport, StepResult, apply_optimizations, plan_optimizations
 from whisper_subtitler.platform.select import Selection, select
 from whisper_subtitler.platform.tune import TuneResult, tune, tuning_key
-from whisper_subtitler.platform.word_timing import keep_word_timing_off_triton
+from whisper_subtitler.platform.word_timing import (
+    cache_word_timing_dtw,
+    keep_word_timing_off_triton,
+    warm_up_word_timing,
+)
 
 __all__ = [
     "Backend",
@@ -39,6 +45,7 @@ __all__ = [
     "StepResult",
     "TuneResult",
     "apply_optimizations",
+    "cache_word_timing_dtw",
     "configure",
     "describe",
     "detect",
@@ -50,6 +57,7 @@ __all__ = [
     "set_threads",
     "tune",
     "tuning_key",
+    "warm_up_word_timing",
 ]
 
 log = logging.getLogger(__name__)
@@ -75,72 +83,6 @@ def set_threads(n: int) -> None:
 
     log.info("torch.set_num_threads(%d) (--threads; was %d)", n, torch.get_num_threads())
     torch.set_num_threads(n)
-
-
-def cache_word_timing_dtw() -> bool:
-    """Replace openai-whisper's ``whisper.timing.dtw_cpu`` with the same Python function compiled by numba with
-    whisper's options plus its on-disk cache (``cache=True``), so that only the first process compiles it.
-
-    openai-whisper compiles its word-timing DTW (``dtw_cpu``, numba, no cache) in every process, about 1.3 s on two
-    cores, paid again for each file that a shell script transcribes in its own process; loading the cached machine
-    code takes about 0.35 s. The cache lives where numba puts it: ``$NUMBA_CACHE_DIR`` when set, else beside
-    ``whisper/timing.py`` or, when that folder is read-only, in the user's cache folder; numba recompiles when
-    ``timing.py`` changes. Returns False, and leaves whisper's function, when numba finds no writable cache folder
-    or ``dtw_cpu`` is not the numba dispatcher it expects. Idempotent. Call it before the DTW's first use
-    (:func:`warm_up_word_timing` does, and puts whisper's function back if the cache then fails)."""
-    import whisper.timing as timing
-
-    if getattr(timing.dtw_cpu, "_whispers", None) is not None:
-        return True
-    original = timing.dtw_cpu
-    py_func = getattr(original, "py_func", None)
-    options = getattr(original, "targetoptions", None)
-    if py_func is None or not isinstance(options, dict):
-        return False
-    try:
-        import numba
-
-        cached = numba.jit(**{**options, "cache": True})(py_func)
-    except Exception as exc:  # numba raises RuntimeError when no cache folder is writable
-        log.debug("numba's cache is not available for whisper's DTW (%s): it compiles in this process", exc)
-        return False
-    cached._whispers = original
-    timing.dtw_cpu = cached
-    return True
-
-
-def warm_up_word_timing() -> None:
-    """Run openai-whisper's word-timing DTW (``whisper.timing.dtw_cpu``, a numba function, from numba's cache
-    when :func:`cache_word_timing_dtw` can keep one) once on a tiny matrix and keep PyTorch's CPU thread count as
-    it was.
-
-    The first call of a numba function can set the process's OpenMP thread count to every logical core, PyTorch's
-    included (seen with numba 0.68 and torch 2.13): without this, ``--threads``, ``$OMP_NUM_THREADS`` and the
-    ``cpu_threads`` step would hold only until the first file's word timestamps. Call it once the model is loaded,
-    on every device: it first sends word timing to the CPU's DTW everywhere (:func:`keep_word_timing_off_triton`),
-    and it moves numba's compilation or cache load out of the first file. When the cached function
-    fails on that first call (numba lets an ``OSError`` of its cache files through: a full disk), whisper's own
-    function is put back and used."""
-    import numpy as np
-    import torch
-    import whisper.timing as timing
-
-    keep_word_timing_off_triton()
-    cached = cache_word_timing_dtw()
-    threads = torch.get_num_threads()
-    tiny = np.zeros((4, 4), dtype=np.float64)  # the dtype whisper.timing.dtw passes
-    try:
-        timing.dtw_cpu(tiny)
-    except Exception as exc:
-        if not cached:
-            raise
-        log.debug("numba's cached DTW failed (%s): whisper's own compiles in this process", exc)
-        timing.dtw_cpu = timing.dtw_cpu._whispers
-        timing.dtw_cpu(tiny)
-    finally:
-        if torch.get_num_threads() != threads:
-            log.debug("numba changed torch's threads to %d; back to %d", torch.get_num_threads(), threads)
-            torch.set_num_threads(threads)
 
 
 def configure(

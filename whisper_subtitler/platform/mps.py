@@ -7,7 +7,7 @@ Two things break openai-whisper on Apple's MPS backend (pytorch/pytorch#87886, #
   the cross-attention weights on the host. So the buffer is unregistered and kept as a plain attribute holding
   the same sparse tensor on the CPU: ``.to()`` no longer touches it and ``.indices()`` works as before.
 - ``whisper.timing.dtw`` calls ``x.double()`` before ``.cpu()``; MPS has no float64. The word timing that
-  ``platform.word_timing.keep_word_timing_off_triton`` installs moves the matrix to the CPU first (same
+  ``platform.word_timing`` installs (``prepare_model`` calls it) moves the matrix to the CPU first (same
   numbers: the DTW runs on the CPU in float64 either way).
 Operators MPS lacks run on the CPU through ``PYTORCH_ENABLE_MPS_FALLBACK=1``, set by ``configure`` before
 torch is imported.
@@ -22,7 +22,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from whisper_subtitler.platform.machine import BackendName
-from whisper_subtitler.platform.word_timing import keep_word_timing_off_triton
+from whisper_subtitler.platform.word_timing import warm_up_word_timing
 
 if TYPE_CHECKING:
     from whisper_subtitler.platform.select import Selection
@@ -89,13 +89,13 @@ def prepare_model(model: Any, selection: Selection) -> Any:
     """Move a ``whisper.model.Whisper`` to ``selection.device`` in ``selection.dtype`` and return it; ``int8``
     quantizes its linear layers (``platform.quantize.quantize_int8``).
 
-    On MPS the alignment heads stay on the CPU and word timing leaves the device before float64 (module docstring).
-    Pass ``fp16=(selection.dtype == "float16")`` to ``whisper.DecodingOptions``. Modifies ``model`` in place
-    (``nn.Module.to`` does) and returns it.
+    On MPS the alignment heads stay on the CPU (module docstring). Word timing is set up for every device
+    (``word_timing.warm_up_word_timing``: off Triton, the DTW's matrix leaving MPS before float64, numba's cached
+    DTW, torch's threads kept). Pass ``fp16=(selection.dtype == "float16")`` to ``whisper.DecodingOptions``.
+    Modifies ``model`` in place (``nn.Module.to`` does) and returns it.
     """
     if selection.backend == BackendName.MPS:
         keep_alignment_heads_on_cpu(model)
-        keep_word_timing_off_triton()  # the DTW's matrix leaves MPS before float64
     if selection.dtype == "int8":
         from whisper_subtitler.platform.quantize import quantize_int8
 
@@ -103,5 +103,6 @@ def prepare_model(model: Any, selection: Selection) -> Any:
     else:
         model = cast_model(model, selection.dtype)
     model = model.to(selection.device)
+    warm_up_word_timing()
     log.info("model on %s in %s", selection.device, selection.dtype)
     return model

@@ -1,6 +1,12 @@
-"""openai-whisper's word timing without its Triton kernels, on every device (:func:`keep_word_timing_off_triton`)."""
+"""openai-whisper's word timing, set up once the model is loaded (:func:`warm_up_word_timing`, which
+``platform.prepare_model`` calls): off its Triton kernels on every device (:func:`keep_word_timing_off_triton`), its
+numba DTW from numba's on-disk cache (:func:`cache_word_timing_dtw`), PyTorch's thread count kept."""
 
 from __future__ import annotations
+
+import logging
+
+log = logging.getLogger(__name__)
 
 
 def keep_word_timing_off_triton() -> None:
@@ -43,3 +49,69 @@ def keep_word_timing_off_triton() -> None:
     dtw._whispers = timing.dtw  # type: ignore[attr-defined]
     median_filter._whispers = timing.median_filter  # type: ignore[attr-defined]
     timing.dtw, timing.median_filter = dtw, median_filter
+
+
+def cache_word_timing_dtw() -> bool:
+    """Replace openai-whisper's ``whisper.timing.dtw_cpu`` with the same Python function compiled by numba with
+    whisper's options plus its on-disk cache (``cache=True``), so that only the first process compiles it.
+
+    openai-whisper compiles its word-timing DTW (``dtw_cpu``, numba, no cache) in every process, about 1.3 s on two
+    cores, paid again for each file that a shell script transcribes in its own process; loading the cached machine
+    code takes about 0.35 s. The cache lives where numba puts it: ``$NUMBA_CACHE_DIR`` when set, else beside
+    ``whisper/timing.py`` or, when that folder is read-only, in the user's cache folder; numba recompiles when
+    ``timing.py`` changes. Returns False, and leaves whisper's function, when numba finds no writable cache folder
+    or ``dtw_cpu`` is not the numba dispatcher it expects. Idempotent. Call it before the DTW's first use
+    (:func:`warm_up_word_timing` does, and puts whisper's function back if the cache then fails)."""
+    import whisper.timing as timing
+
+    if getattr(timing.dtw_cpu, "_whispers", None) is not None:
+        return True
+    original = timing.dtw_cpu
+    py_func = getattr(original, "py_func", None)
+    options = getattr(original, "targetoptions", None)
+    if py_func is None or not isinstance(options, dict):
+        return False
+    try:
+        import numba
+
+        cached = numba.jit(**{**options, "cache": True})(py_func)
+    except Exception as exc:  # numba raises RuntimeError when no cache folder is writable
+        log.debug("numba's cache is not available for whisper's DTW (%s): it compiles in this process", exc)
+        return False
+    cached._whispers = original
+    timing.dtw_cpu = cached
+    return True
+
+
+def warm_up_word_timing() -> None:
+    """Run openai-whisper's word-timing DTW (``whisper.timing.dtw_cpu``, a numba function, from numba's cache
+    when :func:`cache_word_timing_dtw` can keep one) once on a tiny matrix and keep PyTorch's CPU thread count as
+    it was.
+
+    The first call of a numba function can set the process's OpenMP thread count to every logical core, PyTorch's
+    included (seen with numba 0.68 and torch 2.13): without this, ``--threads``, ``$OMP_NUM_THREADS`` and the
+    ``cpu_threads`` step would hold only until the first file's word timestamps. Call it once the model is loaded,
+    on every device (``platform.prepare_model`` does): it first sends word timing to the CPU's DTW everywhere
+    (:func:`keep_word_timing_off_triton`), and it moves numba's compilation or cache load out of the first file.
+    When the cached function fails on that first call (numba lets an ``OSError`` of its cache files through: a full
+    disk), whisper's own function is put back and used."""
+    import numpy as np
+    import torch
+    import whisper.timing as timing
+
+    keep_word_timing_off_triton()
+    cached = cache_word_timing_dtw()
+    threads = torch.get_num_threads()
+    tiny = np.zeros((4, 4), dtype=np.float64)  # the dtype whisper.timing.dtw passes
+    try:
+        timing.dtw_cpu(tiny)
+    except Exception as exc:
+        if not cached:
+            raise
+        log.debug("numba's cached DTW failed (%s): whisper's own compiles in this process", exc)
+        timing.dtw_cpu = timing.dtw_cpu._whispers
+        timing.dtw_cpu(tiny)
+    finally:
+        if torch.get_num_threads() != threads:
+            log.debug("numba changed torch's threads to %d; back to %d", torch.get_num_threads(), threads)
+            torch.set_num_threads(threads)
