@@ -19,6 +19,11 @@ Figures (both sides lower-cased, punctuation removed, ``tests.media.normalize``)
   files of a group); ``speakers_found`` against ``speakers``;
 - ``wer`` and ``cpwer``: meeteval's cpWER (CHiME-6) with one speaker on both sides, and with the speakers;
   ``cpwer - wer`` is what speaker attribution adds;
+- ``oracle_cpwer_minus_wer``: the same with the reference speaker turns in place of the diarization (the words get
+  their speakers by the same rule): what attribution adds when the diarization is perfect, the part of
+  ``cpwer - wer`` that comes from the transcript (overlapped sentences that Whisper merges into one, words it
+  times far from where they are said); ``cpwer_over_oracle`` is the diarized cpWER minus that one, the diarization's
+  own part (per file: mean and max);
 - ``background_words`` and ``background_turn_s``: words whose middle lies in the stretches where music or noise
   plays alone (``background_only`` of the manifest), and diarized seconds there: both must be 0 (no cue, no
   speaker there);
@@ -199,6 +204,7 @@ def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer,
     exclusive = tuple(diarization.exclusive_turns)
     reference = read_stm(folder / entry["stm"])
     words = assign(data, turns, exclusive)
+    oracle = assign(data, tuple(SpeakerTurn(u.start, u.end, u.speaker) for u in reference), None)
     background = entry["background_only"]
     row: dict = {}
     if stock is not None:  # pyannote's pipeline, words by whisperX's rule (overlapping turns, as whisperX reads them)
@@ -220,6 +226,7 @@ def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer,
         "speakers_found": len({t.speaker for t in turns}),
         "der_parts": der_parts(read_rttm(folder / entry["rttm"]), as_annotation(turns), entry["duration"]),
         **word_errors(words, reference),
+        "oracle_cp_errors": word_errors(oracle, reference)["cp_errors"],
         "background_words": words_in(words, background),
         "background_turn_s": round(sum(in_stretches(t.start, t.end, background) for t in turns), 3),
         "diarize_s": round(seconds, 2),
@@ -266,6 +273,8 @@ def figures(part: list[dict]) -> dict:
     errors = sum(r["der_parts"][k] for r in part for k in ("false alarm", "missed detection", "confusion"))
     words = sum(r.get("ref_words", 0) for r in part)
     gaps = [(r["cp_errors"] - r["errors"]) / r["ref_words"] for r in part if r.get("ref_words")]
+    oracle = [(r["oracle_cp_errors"] - r["errors"]) / r["ref_words"] for r in part if "oracle_cp_errors" in r]
+    over = [(r["cp_errors"] - r["oracle_cp_errors"]) / r["ref_words"] for r in part if "oracle_cp_errors" in r]
     return {
         "der": round(errors / total, 4) if total else None,
         "der_max": round(max(file_der(r) for r in part), 4),
@@ -274,6 +283,16 @@ def figures(part: list[dict]) -> dict:
         "wer": round(sum(r.get("errors", 0) for r in part) / words, 4) if words else None,
         "cpwer_minus_wer_mean": round(sum(gaps) / len(gaps), 4) if gaps else None,
         "cpwer_minus_wer_max": round(max(gaps), 4) if gaps else None,
+        **(
+            {
+                "oracle_cpwer_minus_wer_mean": round(sum(oracle) / len(oracle), 4),
+                "oracle_cpwer_minus_wer_max": round(max(oracle), 4),
+                "cpwer_over_oracle_mean": round(sum(over) / len(over), 4),
+                "cpwer_over_oracle_max": round(max(over), 4),
+            }
+            if oracle
+            else {}
+        ),
         "background_words": sum(r.get("background_words", 0) for r in part),
     }
 

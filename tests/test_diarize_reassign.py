@@ -1,6 +1,7 @@
 """Short speech regions re-assigned by a direct speaker embedding (whisper_subtitler/diarize/reassign.py).
 
-- the decision on synthetic embeddings: nearest reference by cosine similarity, only with a clear margin;
+- the decision on synthetic embeddings: nearest reference by cosine similarity, only with a clear margin, and only
+  for the regions that the diarization splits between speakers (one given wholly to a speaker keeps it);
 - the references: each speaker's longest exclusive turns, cut to their middle;
 - relabelling keeps the diarized time and gives a region to one speaker, in both diarizations;
 - the whole step on a synthetic "model" whose embedding is the audio's sign;
@@ -91,7 +92,7 @@ def fake_embed(spans):
     return np.stack(rows)
 
 
-def test_short_regions_go_to_the_clearly_nearest_speaker():
+def test_split_short_regions_go_whole_to_the_clearly_nearest_speaker():
     speech = [(s, e) for s, e, _ in TRUTH]
     diarization = annotation(
         [
@@ -99,22 +100,24 @@ def test_short_regions_go_to_the_clearly_nearest_speaker():
             (4.5, 8.5, "B"),
             (9, 9.2, "B"),  # A's short region split mid-word -> A
             (9.2, 9.5, "A"),
-            (10, 10.5, "B"),  # consistent and right: unchanged
-            (11, 11.5, "B"),  # A's, given to B -> A
-            (12, 12.5, "B"),  # nobody clearly: unchanged
+            (10, 10.3, "B"),  # B's, split with A -> B
+            (10.3, 10.5, "A"),
+            (11, 11.5, "B"),  # A's, given wholly to B: the clustering's whole decision stands
+            (12, 12.3, "B"),  # nobody clearly: unchanged
+            (12.3, 12.5, "A"),
             (13, 17, "A"),
         ]
     )
     changes = decide(diarization, diarization, speech, fake_embed, Settings())
-    assert changes == [((9, 9.5), "A"), ((11, 11.5), "A")]
+    assert changes == [((9, 9.5), "A"), ((10, 10.5), "B")]
     # a region holding a speaker with no reference (no turn over max_region) is left alone
     from pyannote.core import Segment
 
     with_c = diarization.copy()
-    with_c[Segment(11.2, 11.3), "c"] = "C"
-    assert decide(with_c, with_c, speech, fake_embed, Settings()) == [((9, 9.5), "A")]
+    with_c[Segment(9.3, 9.4), "c"] = "C"
+    assert decide(with_c, with_c, speech, fake_embed, Settings()) == [((10, 10.5), "B")]
     # one speaker with a reference: nothing to compare
-    only_a = annotation([(0, 4, "A"), (9, 9.5, "B")])
+    only_a = annotation([(0, 4, "A"), (9, 9.2, "B"), (9.2, 9.5, "A")])
     assert decide(only_a, only_a, speech, fake_embed, Settings()) == []
 
 
@@ -161,19 +164,17 @@ def test_the_whole_step_relabels_both_diarizations_and_drops_a_vanished_speakers
     for start, end, value in truth:
         samples[int(start * sample_rate) : int(end * sample_rate)] = value
     speech = [(s, e) for s, e, _ in truth]
-    diarization = annotation([(0, 3, "S0"), (3.5, 6.5, "S1"), (7.0, 7.5, "S2"), (8, 11, "S0")])
-    exclusive = annotation([(0, 3, "S0"), (3.5, 6.5, "S1"), (7.0, 7.5, "S2"), (8, 11, "S0")])
+    with_s2 = [(0, 3, "S0"), (3.5, 6.5, "S1"), (7.0, 7.2, "S2"), (7.2, 7.5, "S0"), (8, 11, "S0")]
     centroids = np.array([[0.0], [1.0], [2.0]])  # rows for S0, S1, S2
-    output = DiarizeOutput(diarization, exclusive, centroids)
-    # S2 has no reference (no long turn): its region stays
+    output = DiarizeOutput(annotation(with_s2), annotation(with_s2), centroids)
+    # S2 has no reference (no long turn): the region it shares stays
     assert reassign_short_regions(output, torch.from_numpy(samples)[None], sample_rate, speech, SignModel()) is output
 
-    diarization = annotation([(0, 3, "S0"), (3.5, 6.5, "S1"), (7.0, 7.3, "S1"), (8, 11, "S0")])
-    exclusive = annotation([(0, 3, "S0"), (3.5, 6.5, "S1"), (7.0, 7.3, "S1"), (8, 11, "S0")])
-    output = DiarizeOutput(diarization, exclusive, centroids[:2])
+    split = [(0, 3, "S0"), (3.5, 6.5, "S1"), (7.0, 7.2, "S1"), (7.2, 7.4, "S0"), (8, 11, "S0")]
+    output = DiarizeOutput(annotation(split), annotation(split), centroids[:2])
     model = SignModel()
     new = reassign_short_regions(output, torch.from_numpy(samples)[None], sample_rate, speech, model)
-    expected = [(0, 3, "S0"), (3.5, 6.5, "S1"), (7.0, 7.3, "S0"), (8, 11, "S0")]
+    expected = [(0, 3, "S0"), (3.5, 6.5, "S1"), (7.0, 7.4, "S0"), (8, 11, "S0")]
     assert as_list(new.speaker_diarization) == as_list(new.exclusive_speaker_diarization) == expected
     assert new.speaker_embeddings.tolist() == [[0.0], [1.0]]  # both speakers still there
     assert all(shape[1] == 1 for shape in model.calls)  # (batch, 1, samples)

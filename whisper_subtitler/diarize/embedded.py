@@ -150,11 +150,12 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
     of the window; ``fast`` (default) segments only windows near speech when the file dict carries the VAD's
     ``speech`` regions, on every CPU core (:mod:`.segmentation`), and pools speaker embeddings from one pass of
     CAM++ over blocks of ``block_windows`` windows (:mod:`.pooled`), and with ``reassign`` (default) gives short
-    speech regions to the speaker their own CAM++ embedding is nearest (:mod:`.reassign`), and with ``energy_edges``
-    (default) pulls the turns' edges in to the speech's energy (:mod:`.edges`); ``fast=False`` is the
-    pipeline as it ran before those changes: pyannote's own ``SpeakerDiarization`` with these models (the reference
-    the tests and ``make bench`` compare with); ``token`` and ``cache_dir`` are accepted (pyannote's
-    ``Pipeline.from_pretrained`` passes them) and unused. Raises MissingRequirementError when a checkpoint is missing.
+    speech regions that the clustering split to the speaker their own CAM++ embedding is nearest (:mod:`.reassign`),
+    and with ``energy_edges`` (default) pulls the turns' edges in to the speech's energy (:mod:`.edges`);
+    ``fast=False`` is the pipeline as it ran before those changes: pyannote's own ``SpeakerDiarization`` with these
+    models (the reference the tests and ``make bench`` compare with); ``token`` and ``cache_dir`` are accepted
+    (pyannote's ``Pipeline.from_pretrained`` passes them) and unused. Raises MissingRequirementError when a
+    checkpoint is missing.
     """
 
     def __init__(
@@ -213,9 +214,10 @@ class OfflineSpeakerDiarization(SpeakerDiarization):
         into the pauses around it, and hear speakers in music and noise. With ``recount`` (and no
         ``num_speakers``), speakers are then merged where direct embeddings of their own speech say they are one, or
         where one has too little speech to be told from a stretch of music (:func:`.recount.recount`); with
-        ``reassign``, the short regions are then given to the speaker that a CAM++ embedding of their own audio is
-        clearly nearest (:func:`.reassign.reassign_short_regions`); with ``energy_edges``, the turns' edges last move
-        in to where the speech is louder than the background (:func:`.edges.trim_to_energy`)."""
+        ``reassign``, the short regions that the clustering split between speakers are then given to the speaker
+        that a CAM++ embedding of their own audio is clearly nearest (:func:`.reassign.reassign_short_regions`); with
+        ``energy_edges``, the turns' edges last move in to where the speech is louder than the background
+        (:func:`.edges.trim_to_energy`)."""
         output = super().apply(
             file, num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers, hook=hook, **kwargs
         )
