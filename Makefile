@@ -4,7 +4,8 @@
 #   make lint    ruff (lint and format check) and mypy, configured in pyproject.toml
 #   make bench   speed and memory against openai-whisper and faster-whisper, and speaker diarization against
 #                pyannote's own pipeline (docs/benchmarks.md), memory per batch row (docs/memory-cpu.json), and
-#                speakers on real conversations, clean, under music and noise, and long (docs/speakers-benchmark.json),
+#                speakers on real conversations, clean, under music and noise, and long (docs/speakers-benchmark.json;
+#                the second held-out split: docs/speakers-held-out-2.json),
 #                and check's report and SubER of the sample against its transcript (docs/check-sample.json)
 #   make bench-memory               memory per batch row only (bench/memory.py -> docs/memory-cpu.json)
 #   make bench-serve                the HTTP server: requests per minute and latency on the 30-s sample (docs/serve.md)
@@ -68,6 +69,8 @@ bench: install-test
 	$(PY) bench/diarization.py --out docs/diarization-benchmark.json
 	$(PY) bench/conversations.py --out bench/results/speaker-set --long
 	$(PY) bench/speakers.py --set bench/results/speaker-set --long --cv --reference-tools --out docs/speakers-benchmark.json
+	$(PY) bench/conversations.py --out bench/results/speaker-set-2 --held-out-2
+	$(PY) bench/speakers.py --set bench/results/speaker-set-2 --splits held-out-2 --out docs/speakers-held-out-2.json
 	$(PY) bench/run.py --out docs/benchmarks.md --batch-sizes 1,4,8,16
 	$(PY) bench/memory.py > docs/memory-cpu.json
 	$(PY) bench/check_sample.py --out docs/check-sample.json
