@@ -115,7 +115,9 @@ def test_a_short_answer_under_music_keeps_the_speaker_the_clustering_gave_it(dia
         seconds: dict[str, float] = {}
         for t in diarization.exclusive_turns:
             seconds[t.speaker] = seconds.get(t.speaker, 0.0) + max(0.0, min(t.end, u.end) - max(t.start, u.start))
-        return max(seconds, key=seconds.__getitem__)
+        best = max(seconds, key=seconds.__getitem__)
+        assert seconds[best] >= 0.5 * (u.end - u.start), (u.text, seconds)  # the utterance is diarized at all
+        return best
 
     assert speaker_of(answer) == speaker_of(longest)
 
