@@ -11,8 +11,8 @@ Variants (one per process, so that each starts cold, as a CLI run does):
 - ``fp32``: float32 with TF32 matrix products, the default on GPUs with TF32;
 - ``fp32-triton``: the same with openai-whisper's word-timing DTW and median filter back on its Triton kernels on
   CUDA (``dtw_cuda``, ``median_filter_cuda``), which the product leaves since the fourth H200 session
-  (``platform.keep_word_timing_off_triton``), to see what Triton's per-process compilation and source hashing
-  cost; give it a ``TRITON_CACHE_DIR`` of its own to measure a cold cache.
+  (``platform.word_timing.keep_word_timing_off_triton``), to see what Triton's per-process compilation and source
+  hashing cost; give it a ``TRITON_CACHE_DIR`` of its own to measure a cold cache.
 
 Each repeat runs ``Pipeline.process`` on the clip; the first pays every per-process cost (kernel compilation,
 execution plans, allocator growth), the later ones show the steady state. ``--profile`` writes the table of

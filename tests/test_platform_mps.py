@@ -19,7 +19,7 @@ whisper = pytest.importorskip("whisper")
 
 from tests.test_platform_machines import MACHINES  # noqa: E402
 from whisper_subtitler import platform  # noqa: E402
-from whisper_subtitler.platform import describe, select  # noqa: E402
+from whisper_subtitler.platform import describe, select, word_timing  # noqa: E402
 from whisper_subtitler.platform.environment import Request  # noqa: E402
 from whisper_subtitler.platform.mps import cast_model, prepare_model  # noqa: E402
 
@@ -132,8 +132,8 @@ def test_word_timing_leaves_the_device_before_float64_and_never_reaches_triton(m
     expected = timing.dtw(cost)
     with pytest.raises(TypeError, match="float64"):
         timing.dtw(FakeMpsTensor(cost))
-    platform.keep_word_timing_off_triton()
-    platform.keep_word_timing_off_triton()  # idempotent: replaces once
+    word_timing.keep_word_timing_off_triton()
+    word_timing.keep_word_timing_off_triton()  # idempotent: replaces once
     assert timing.median_filter._whispers is whispers_median
     np.testing.assert_array_equal(timing.dtw(FakeMpsTensor(cost)), expected)
     np.testing.assert_array_equal(timing.dtw(cost), expected)

@@ -213,8 +213,8 @@ def test_word_timing_warm_up_keeps_torch_threads():
     import sys
 
     code = (
-        "import numpy as np, torch; torch.set_num_threads(1); from whisper_subtitler import platform; "
-        "print(torch.get_num_threads()); platform.warm_up_word_timing(); from whisper.timing import dtw_cpu; "
+        "import numpy as np, torch; torch.set_num_threads(1); from whisper_subtitler.platform import word_timing; "
+        "print(torch.get_num_threads()); word_timing.warm_up_word_timing(); from whisper.timing import dtw_cpu; "
         "dtw_cpu(np.random.rand(50, 60)); print(torch.get_num_threads())"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -229,9 +229,9 @@ def test_word_timing_dtw_is_compiled_once_and_loaded_from_numba_cache_after(tmp_
     import sys
 
     code = (
-        "import numpy as np, whisper.timing as t; from whisper_subtitler import platform; "
+        "import numpy as np, whisper.timing as t; from whisper_subtitler.platform import word_timing; "
         "x = np.random.default_rng(0).random((40, 300)); expected = t.dtw_cpu.py_func(x); "
-        "platform.warm_up_word_timing(); got = t.dtw_cpu(x); "
+        "word_timing.warm_up_word_timing(); got = t.dtw_cpu(x); "
         "hits = sum(t.dtw_cpu.stats.cache_hits.values()); "
         "ours = int(t.dtw_cpu._whispers is not None and t.dtw_cpu.targetoptions['parallel']); "
         "print(ours, hits, int(np.array_equal(got, expected)))"
@@ -249,7 +249,7 @@ def test_word_timing_dtw_stays_whispers_when_numba_cannot_cache(monkeypatch):
     import numba
     import whisper.timing as timing
 
-    from whisper_subtitler import platform
+    from whisper_subtitler.platform import word_timing
 
     uncached = numba.jit(nopython=True)(timing.dtw_cpu.py_func)
     monkeypatch.setattr(timing, "dtw_cpu", uncached)
@@ -258,7 +258,7 @@ def test_word_timing_dtw_stays_whispers_when_numba_cannot_cache(monkeypatch):
         raise RuntimeError("cannot cache function 'dtw_cpu': no locator available")
 
     monkeypatch.setattr(numba, "jit", no_locator)
-    assert platform.cache_word_timing_dtw() is False
+    assert word_timing.cache_word_timing_dtw() is False
     assert timing.dtw_cpu is uncached
 
 
@@ -268,7 +268,7 @@ def test_word_timing_falls_back_to_whispers_dtw_when_the_cached_one_fails(monkey
     import numba
     import whisper.timing as timing
 
-    from whisper_subtitler import platform
+    from whisper_subtitler.platform import word_timing
 
     whispers = numba.jit(nopython=True)(timing.dtw_cpu.py_func)
 
@@ -280,5 +280,5 @@ def test_word_timing_falls_back_to_whispers_dtw_when_the_cached_one_fails(monkey
             raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(timing, "dtw_cpu", FullDisk())
-    platform.warm_up_word_timing()
+    word_timing.warm_up_word_timing()
     assert timing.dtw_cpu is whispers

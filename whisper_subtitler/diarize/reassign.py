@@ -159,7 +159,7 @@ def decide(
         inside = diarization.crop(Segment(*region), mode="intersection")
         present = set(inside.labels())
         if len(present) > 1 and present <= set(labels):
-            candidates.append((region, present))
+            candidates.append(region)
     if not candidates:
         return []
     if references is not None:
@@ -169,9 +169,9 @@ def decide(
         owners = np.repeat(np.arange(len(labels)), [len(turns[label]) for label in labels])
         vectors = unit(embed(spans))
         centroids = np.stack([vectors[owners == k].mean(axis=0) for k in range(len(labels))])
-    embeddings = embed([region for region, _ in candidates])
+    embeddings = embed(candidates)
     chosen = nearest_clear(embeddings, centroids, settings.margin)
-    return [(region, labels[k]) for (region, _), k in zip(candidates, chosen) if k >= 0]
+    return [(region, labels[k]) for region, k in zip(candidates, chosen) if k >= 0]
 
 
 def embedder(waveform, sample_rate: int, model) -> Embed:

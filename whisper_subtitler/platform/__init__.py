@@ -26,11 +26,6 @@ from whisper_subtitler.platform.mps import enable_mps_fallback, prepare_model
 from whisper_subtitler.platform.optimize import OptimizationReport, StepResult, apply_optimizations, plan_optimizations
 from whisper_subtitler.platform.select import Selection, select
 from whisper_subtitler.platform.tune import TuneResult, tune, tuning_key
-from whisper_subtitler.platform.word_timing import (
-    cache_word_timing_dtw,
-    keep_word_timing_off_triton,
-    warm_up_word_timing,
-)
 
 __all__ = [
     "Backend",
@@ -45,11 +40,9 @@ __all__ = [
     "StepResult",
     "TuneResult",
     "apply_optimizations",
-    "cache_word_timing_dtw",
     "configure",
     "describe",
     "detect",
-    "keep_word_timing_off_triton",
     "plan_optimizations",
     "prepare_model",
     "recommend_batch_size",
@@ -57,7 +50,6 @@ __all__ = [
     "set_threads",
     "tune",
     "tuning_key",
-    "warm_up_word_timing",
 ]
 
 log = logging.getLogger(__name__)
