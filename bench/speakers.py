@@ -16,7 +16,11 @@ their speakers with ``speakers.assign_speakers`` after ``clean_transcript``, as 
 Figures (both sides lower-cased, punctuation removed, ``tests.media.normalize``):
 
 - ``der``: pyannote.metrics' diarization error rate, no collar, overlapped speech scored (accumulated over the
-  files of a group); ``speakers_found`` against ``speakers``;
+  files of a group); ``speakers_found`` against ``speakers``; ``der_collar`` the same with 0.25 s on each side of
+  every reference turn edge unscored (NIST md-eval's collar, :data:`COLLAR`): what is left once the turns' edges are
+  forgiven their imprecision, the references' own included; ``sample_references``: the two references that ship
+  with ``sample.wav`` (its STM utterances, which every file is cut at and scored against, and its RTTM turns) scored
+  against each other, how far two careful annotations of the same recording lie apart;
 - ``wer`` and ``cpwer``: meeteval's cpWER (CHiME-6) with one speaker on both sides, and with the speakers;
   ``cpwer - wer`` is what speaker attribution adds;
 - ``oracle_cpwer_minus_wer``: the same with the reference speaker turns in place of the diarization (the words get
@@ -123,6 +127,11 @@ class Transcriber:
         return data
 
 
+# s unscored around each reference turn edge, in all (pyannote.metrics' ``collar``): 0.25 s on each side, NIST
+# md-eval's ``-c 0.25`` (the RT evaluations' forgiveness collar), for ``der_collar``
+COLLAR = 0.5
+
+
 def read_rttm(path: Path):
     """pyannote ``Annotation`` of an RTTM file (one file in it)."""
     from pyannote.core import Annotation, Segment
@@ -144,16 +153,39 @@ def as_annotation(turns):
     return annotation
 
 
-def der_parts(reference, hypothesis, duration: float) -> dict:
-    """pyannote.metrics' DER components (seconds) of ``hypothesis`` against ``reference``, no collar."""
+def der_parts(reference, hypothesis, duration: float, collar: float = 0.0) -> dict:
+    """pyannote.metrics' DER components (seconds) of ``hypothesis`` against ``reference``; no collar by default, or
+    ``collar`` seconds in all, centred on every reference turn edge, left unscored (:data:`COLLAR`)."""
     from pyannote.core import Segment
     from pyannote.metrics.diarization import DiarizationErrorRate
 
-    metric = DiarizationErrorRate(collar=0.0, skip_overlap=False)
+    metric = DiarizationErrorRate(collar=collar, skip_overlap=False)
     extent = reference.get_timeline().extent() | hypothesis.get_timeline().extent() if hypothesis else None
     end = max(extent.end if extent else 0.0, duration)
     parts = metric(reference, hypothesis, uem=Segment(0.0, end), detailed=True)
     return {k: float(parts[k]) for k in ("total", "false alarm", "missed detection", "confusion")}
+
+
+def sample_references() -> dict:
+    """How far the two references that ship with pyannote's ``sample.wav`` are from each other: the utterances of
+    ``sample.stm`` (whose spans every file of the set is cut at and scored against) scored as a diarization against
+    ``sample.rttm``'s turns, and the other way round, no collar and with :data:`COLLAR` (DER and seconds)."""
+    from pyannote.core import Annotation, Segment
+
+    from tests.media import SAMPLE_STM, SAMPLE_WAV
+    from tests.media_conversation import read_stm
+
+    stm = Annotation()
+    for k, u in enumerate(read_stm(SAMPLE_STM)):
+        stm[Segment(u.start, u.end), k] = u.speaker
+    rttm = read_rttm(SAMPLE_WAV.with_suffix(".rttm"))
+    out = {}
+    for name, reference, hypothesis in (("stm_against_rttm", rttm, stm), ("rttm_against_stm", stm, rttm)):
+        for suffix, collar in (("", 0.0), ("_collar", COLLAR)):
+            parts = der_parts(reference, hypothesis, 30.0, collar=collar)
+            errors = parts["false alarm"] + parts["missed detection"] + parts["confusion"]
+            out[name + suffix] = {"der": round(errors / parts["total"], 4)} | {k: round(v, 3) for k, v in parts.items()}
+    return out
 
 
 def assign(data: dict, turns, exclusive, rule: str = "boundaries", **constants):
@@ -225,6 +257,9 @@ def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer,
         "speakers": entry["speakers"],
         "speakers_found": len({t.speaker for t in turns}),
         "der_parts": der_parts(read_rttm(folder / entry["rttm"]), as_annotation(turns), entry["duration"]),
+        "der_parts_collar": der_parts(
+            read_rttm(folder / entry["rttm"]), as_annotation(turns), entry["duration"], collar=COLLAR
+        ),
         **word_errors(words, reference),
         "oracle_cp_errors": word_errors(oracle, reference)["cp_errors"],
         "background_words": words_in(words, background),
@@ -271,6 +306,9 @@ def figures(part: list[dict]) -> dict:
     ``speakers_found`` (and, when transcribed, ``errors``, ``cp_errors``, ``ref_words``, ``background_words``)."""
     total = sum(r["der_parts"]["total"] for r in part)
     errors = sum(r["der_parts"][k] for r in part for k in ("false alarm", "missed detection", "confusion"))
+    collared = [r["der_parts_collar"] for r in part if "der_parts_collar" in r]
+    collar_total = sum(p["total"] for p in collared)
+    collar_errors = sum(p[k] for p in collared for k in ("false alarm", "missed detection", "confusion"))
     words = sum(r.get("ref_words", 0) for r in part)
     gaps = [(r["cp_errors"] - r["errors"]) / r["ref_words"] for r in part if r.get("ref_words")]
     oracle = [(r["oracle_cp_errors"] - r["errors"]) / r["ref_words"] for r in part if "oracle_cp_errors" in r]
@@ -278,6 +316,7 @@ def figures(part: list[dict]) -> dict:
     return {
         "der": round(errors / total, 4) if total else None,
         "der_max": round(max(file_der(r) for r in part), 4),
+        **({"der_collar": round(collar_errors / collar_total, 4)} if collar_total else {}),
         "speakers_right": sum(r["speakers_found"] == r["speakers"] for r in part),
         "speakers_found": sorted({r["speakers_found"] for r in part}),
         "wer": round(sum(r.get("errors", 0) for r in part) / words, 4) if words else None,
@@ -492,7 +531,7 @@ def main() -> int:
                 row = evaluate_long(entry, args.set)
                 rows.append(row)
                 log.info("%s: %s", row["name"], {k: v for k, v in row.items() if k != "der_parts"})
-    result = {"label": args.label, "summary": summarise(rows)}
+    result = {"label": args.label, "summary": summarise(rows), "sample_references": sample_references()}
     if args.cv:
         result["cross_validation"] = cross_validate(rows)
     result["files"] = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
