@@ -245,6 +245,9 @@ def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer,
         row["reference_tools"] = {
             "speakers_found": len({t.speaker for t in theirs}),
             "der_parts": der_parts(read_rttm(folder / entry["rttm"]), as_annotation(theirs), entry["duration"]),
+            "der_parts_collar": der_parts(
+                read_rttm(folder / entry["rttm"]), as_annotation(theirs), entry["duration"], collar=COLLAR
+            ),
             **word_errors(their_words, reference),
             "background_words": words_in(their_words, background),
         }
