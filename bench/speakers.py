@@ -166,25 +166,28 @@ def der_parts(reference, hypothesis, duration: float, collar: float = 0.0) -> di
     return {k: float(parts[k]) for k in ("total", "false alarm", "missed detection", "confusion")}
 
 
+def error_seconds(parts: dict) -> float:
+    """The seconds of error in :func:`der_parts`' components: false alarm, missed detection and confusion."""
+    return parts["false alarm"] + parts["missed detection"] + parts["confusion"]
+
+
 def sample_references() -> dict:
     """How far the two references that ship with pyannote's ``sample.wav`` are from each other: the utterances of
     ``sample.stm`` (whose spans every file of the set is cut at and scored against) scored as a diarization against
     ``sample.rttm``'s turns, and the other way round, no collar and with :data:`COLLAR` (DER and seconds)."""
-    from pyannote.core import Annotation, Segment
-
     from tests.media import SAMPLE_STM, SAMPLE_WAV
     from tests.media_conversation import read_stm
+    from whisper_subtitler.types import SpeakerTurn
 
-    stm = Annotation()
-    for k, u in enumerate(read_stm(SAMPLE_STM)):
-        stm[Segment(u.start, u.end), k] = u.speaker
+    stm = as_annotation([SpeakerTurn(u.start, u.end, u.speaker) for u in read_stm(SAMPLE_STM)])
     rttm = read_rttm(SAMPLE_WAV.with_suffix(".rttm"))
     out = {}
     for name, reference, hypothesis in (("stm_against_rttm", rttm, stm), ("rttm_against_stm", stm, rttm)):
         for suffix, collar in (("", 0.0), ("_collar", COLLAR)):
-            parts = der_parts(reference, hypothesis, 30.0, collar=collar)
-            errors = parts["false alarm"] + parts["missed detection"] + parts["confusion"]
-            out[name + suffix] = {"der": round(errors / parts["total"], 4)} | {k: round(v, 3) for k, v in parts.items()}
+            parts = der_parts(reference, hypothesis, 0.0, collar=collar)  # scored from 0 to the last turn's end
+            out[name + suffix] = {"der": round(error_seconds(parts) / parts["total"], 4)} | {
+                k: round(v, 3) for k, v in parts.items()
+            }
     return out
 
 
@@ -235,6 +238,7 @@ def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer,
     turns = tuple(diarization.turns)
     exclusive = tuple(diarization.exclusive_turns)
     reference = read_stm(folder / entry["stm"])
+    reference_turns, our_turns = read_rttm(folder / entry["rttm"]), as_annotation(turns)
     words = assign(data, turns, exclusive)
     oracle = assign(data, tuple(SpeakerTurn(u.start, u.end, u.speaker) for u in reference), None)
     background = entry["background_only"]
@@ -242,12 +246,11 @@ def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer,
     if stock is not None:  # pyannote's pipeline, words by whisperX's rule (overlapping turns, as whisperX reads them)
         theirs = tuple(stock.diarize(Audio(samples, 16_000, wav)).turns)
         their_words = assign(data, theirs, None, rule="overlap")
+        their_turns = as_annotation(theirs)
         row["reference_tools"] = {
             "speakers_found": len({t.speaker for t in theirs}),
-            "der_parts": der_parts(read_rttm(folder / entry["rttm"]), as_annotation(theirs), entry["duration"]),
-            "der_parts_collar": der_parts(
-                read_rttm(folder / entry["rttm"]), as_annotation(theirs), entry["duration"], collar=COLLAR
-            ),
+            "der_parts": der_parts(reference_turns, their_turns, entry["duration"]),
+            "der_parts_collar": der_parts(reference_turns, their_turns, entry["duration"], collar=COLLAR),
             **word_errors(their_words, reference),
             "background_words": words_in(their_words, background),
         }
@@ -259,10 +262,8 @@ def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer,
         "duration": round(entry["duration"], 2),
         "speakers": entry["speakers"],
         "speakers_found": len({t.speaker for t in turns}),
-        "der_parts": der_parts(read_rttm(folder / entry["rttm"]), as_annotation(turns), entry["duration"]),
-        "der_parts_collar": der_parts(
-            read_rttm(folder / entry["rttm"]), as_annotation(turns), entry["duration"], collar=COLLAR
-        ),
+        "der_parts": der_parts(reference_turns, our_turns, entry["duration"]),
+        "der_parts_collar": der_parts(reference_turns, our_turns, entry["duration"], collar=COLLAR),
         **word_errors(words, reference),
         "oracle_cp_errors": word_errors(oracle, reference)["cp_errors"],
         "background_words": words_in(words, background),
@@ -308,10 +309,10 @@ def figures(part: list[dict]) -> dict:
     and max) and words in the background-only stretches, of rows with ``der_parts``, ``speakers`` and
     ``speakers_found`` (and, when transcribed, ``errors``, ``cp_errors``, ``ref_words``, ``background_words``)."""
     total = sum(r["der_parts"]["total"] for r in part)
-    errors = sum(r["der_parts"][k] for r in part for k in ("false alarm", "missed detection", "confusion"))
+    errors = sum(error_seconds(r["der_parts"]) for r in part)
     collared = [r["der_parts_collar"] for r in part if "der_parts_collar" in r]
     collar_total = sum(p["total"] for p in collared)
-    collar_errors = sum(p[k] for p in collared for k in ("false alarm", "missed detection", "confusion"))
+    collar_errors = sum(error_seconds(p) for p in collared)
     words = sum(r.get("ref_words", 0) for r in part)
     gaps = [(r["cp_errors"] - r["errors"]) / r["ref_words"] for r in part if r.get("ref_words")]
     oracle = [(r["oracle_cp_errors"] - r["errors"]) / r["ref_words"] for r in part if "oracle_cp_errors" in r]
@@ -341,7 +342,7 @@ def figures(part: list[dict]) -> dict:
 
 def file_der(row: dict) -> float:
     p = row["der_parts"]
-    return (p["false alarm"] + p["missed detection"] + p["confusion"]) / p["total"] if p["total"] else 0.0
+    return error_seconds(p) / p["total"] if p["total"] else 0.0
 
 
 def cross_validate(rows: list[dict], folds: int = 4) -> dict:
