@@ -97,7 +97,8 @@ def test_clean_file_reports_no_fault(tmp_path, fmt):
 
 
 def test_every_fault_kind_has_a_faulty_file():
-    assert list(FAULTY) == list(KINDS)
+    # missing_words needs the transcript beside the file: tests/test_no_word_lost.py
+    assert list(FAULTY) == [kind for kind in KINDS if kind != "missing_words"]
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from whisper_subtitler.cues import CueOptions, build_cues
+from whisper_subtitler.cues.guards import with_removals
 from whisper_subtitler.outputs import output_path, write_subtitles
 from whisper_subtitler.results import FileResult, FileStatus
+from whisper_subtitler.types import Removal
 from whisper_subtitler.writers import WriterOptions, get_writer, read_transcript, resolve_formats
 
 logger = logging.getLogger(__name__)
@@ -40,7 +42,9 @@ def reformat(
     """
     names = resolve_formats(formats)
     transcript = read_transcript(source)
-    cues = build_cues(transcript, cue_options)
+    removed: list[Removal] = []
+    cues = build_cues(transcript, cue_options, removed=removed)
+    transcript = with_removals(transcript, removed)
     targets = []
     for fmt in names:
         target = output_path(source, output_dir, get_writer(fmt).extension, name_template)

@@ -7,7 +7,7 @@ from the start of the audio everywhere, and become text only in the writers (``w
     transcribe.transcribe -> Transcript (Segment, Word)
     diarize.diarize -> tuple[SpeakerTurn, ...]
     speakers.assign_speakers -> Transcript with Word.speaker / Segment.speaker set
-    cues.build_cues -> tuple[Cue, ...]
+    cues.build_cues -> tuple[Cue, ...] (and the words its guards removed: Removal)
     writers.* -> files
 """
 
@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy is a hard dependency, but pure-logic modules must not need it at import time
     import numpy as np
+
+    from whisper_subtitler.channels import ChannelUse
 
 SAMPLE_RATE = 16_000  # Hz: what Whisper, silero-vad and pyannote segmentation-3.0 expect
 
@@ -52,6 +54,7 @@ class Audio:
     source: Path
     container_duration: float | None = None
     offset: float = 0.0
+    channel: ChannelUse | None = None  # the channel taken from a multichannel stream, and why (channels.py)
 
     @property
     def duration(self) -> float:
@@ -145,6 +148,24 @@ class Diarization:
         return tuple(dict.fromkeys(t.speaker for t in self.turns))
 
 
+@dataclass(frozen=True, slots=True)
+class Removal:
+    """Words a hallucination guard removed on purpose (``cues.guards``), so that what was left out is on record.
+
+    ``reason`` names the guard (a key of ``cues.guards.REASONS``: ``loop``, ``repeated_sentence``, ...); ``start``
+    and ``end`` (seconds) span the removed words, ``text`` is their text as Whisper wrote it. ``stage`` says where
+    they were removed: ``"transcript"`` before the transcript's segments were final (they are not in
+    ``Transcript.segments``), ``"cues"`` between the segments and the cues (they are in the segments, in no cue).
+    Every word of the segments is in a cue or in a ``"cues"`` removal: the pipeline checks it (``cues.guards``).
+    """
+
+    reason: str
+    start: float
+    end: float
+    text: str
+    stage: str = "cues"
+
+
 @dataclass(frozen=True)
 class Transcript:
     """The whole result for one input.
@@ -152,7 +173,8 @@ class Transcript:
     ``language`` is the file's main language (ISO 639-1): the one spoken longest, each segment having its own
     (``Segment.language``). ``duration`` is the audio duration in seconds; ``timings`` maps stage names
     (``audio``, ``transcribe``, ``diarize``, ...) to wall seconds; ``turns`` holds the diarization speaker turns
-    (empty without it).
+    (empty without it); ``removed`` the words the hallucination guards removed on purpose, in time order
+    (``Removal``).
     """
 
     segments: tuple[Segment, ...]
@@ -162,7 +184,9 @@ class Transcript:
     source: str = ""
     task: str = "transcribe"
     turns: tuple[SpeakerTurn, ...] = ()
+    channel: ChannelUse | None = field(default=None, compare=False)  # the audio channel transcribed (channels.py)
     timings: dict[str, float] = field(default_factory=dict, compare=False)
+    removed: tuple[Removal, ...] = ()
 
     @property
     def words(self) -> tuple[Word, ...]:

@@ -21,7 +21,8 @@ from whisper_subtitler.quality.read import EXTENSIONS
 
 CHECK_EXIT_CODES = (
     "Exit codes: 0 no file has an error or a warning (info faults, which nothing could avoid, do not count); "
-    "1 a file has one; 2 a file could not be read, or a usage error; 3 --against needs subtitle-edit-rate."
+    "1 a file has one (missing_words with --transcript included); 2 a file could not be read, or a usage error; "
+    "3 --against needs subtitle-edit-rate."
 )
 
 
@@ -41,6 +42,15 @@ def check(
         typer.Option(
             "--against",
             help="A reference subtitle file (.srt, .vtt, .ass): add the SubER score and the timing offsets.",
+            show_default=False,
+        ),
+    ] = None,
+    transcript_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--transcript",
+            help="The JSON transcript the files were made from (--format json): report its words that no cue "
+            "shows and no hallucination guard removed (its 'removed' record) as missing_words errors.",
             show_default=False,
         ),
     ] = None,
@@ -67,11 +77,14 @@ def check(
     from whisper_subtitler.options import CueOptions
     from whisper_subtitler.quality import read_subtitles, report_of
     from whisper_subtitler.quality.against import compare
+    from whisper_subtitler.quality.transcript import missing_words
+    from whisper_subtitler.writers.json import read_transcript
 
     setup_logging(verbose, quiet=False)
     try:
         options = CueOptions(max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps)
         reference = read_subtitles(against).cues if against is not None else None
+        transcript = read_transcript(transcript_path) if transcript_path is not None else None
     except InputError as e:  # an unreadable reference: unreadable input, exit 2
         fail(e)
         raise typer.Exit(int(ExitCode.USAGE)) from None
@@ -89,6 +102,9 @@ def check(
             )
             if reference is not None:
                 report = replace(report, against=compare(sub.cues, reference))
+            if transcript is not None:
+                faults = sorted((*report.faults, *missing_words(sub.cues, transcript)), key=lambda f: f.index)
+                report = replace(report, faults=tuple(faults))
         except InputError as e:
             err.print(f"[red]error:[/red] {e.message}", markup=True, highlight=False, soft_wrap=True)
             errors.append({"path": str(source), "error": e.message})

@@ -9,7 +9,8 @@ Rules (Netflix Timed Text Style Guide, English template), options in ``CueOption
   shortfall (the time a cue needs against the time it can get before the next word), the line-break penalty
   of the boundary (after a sentence end is free, between article and noun is forbidden; ``linebreak``), a
   bonus for a pause at the boundary, and a cost for a sentence end left inside a cue;
-- squashed words and sentences repeated across segments never reach a cue (``guards``);
+- squashed words and sentences repeated across segments never reach a cue (``guards``); every word a guard
+  removes is recorded (``types.Removal``), and every other word of the transcript is in a cue;
 - hard limits: every cue fits ``max_lines`` lines of ``max_line_width`` columns, and its speech lasts at most
   ``max_duration`` (unless one word alone is longer);
 - each cue takes its start from its first word and its end from its last word (``timing``);
@@ -33,6 +34,9 @@ from whisper_subtitler.cues.guards import (
     drop_repeats,
     drop_silent_segments,
     drop_unvoiced,
+    removals,
+    removed_groups,
+    unaccounted,
 )
 from whisper_subtitler.cues.labels import (
     DIALOGUE_DASH,
@@ -47,7 +51,7 @@ from whisper_subtitler.cues.options import CueOptions
 from whisper_subtitler.cues.timing import Span, needed_duration, time_cues
 from whisper_subtitler.cues.width import display_width, ends_sentence, is_spaceless
 from whisper_subtitler.cues.words import repair_words
-from whisper_subtitler.types import Cue, Transcript, Word
+from whisper_subtitler.types import Cue, Removal, Transcript, Word
 
 logger = logging.getLogger(__name__)
 
@@ -212,6 +216,7 @@ def build_cues(
     transcript: Transcript,
     options: CueOptions = CueOptions(),
     speech: Sequence[tuple[float, float]] | None = None,
+    removed: list[Removal] | None = None,
 ) -> tuple[Cue, ...]:
     """Cues for ``transcript`` following the readability rules of ``options``.
 
@@ -221,18 +226,28 @@ def build_cues(
     dialogue cue: its first line's speaker, and ``line_speakers``), its lines (without speaker label), the
     label or dashes ``options.speaker_style`` shows (``Cue.prefixes``) and its words. With fewer than two
     speakers nothing is shown in any style. The transcript is not modified; an empty transcript gives no cues.
+
+    ``removed``, when given, is extended with a ``Removal`` (stage ``"cues"``) for every run of words of the
+    transcript's segments that a guard kept out of the cues. Every other word is in a cue; a word found in neither
+    (``guards.unaccounted``) would be a bug and is logged as an error.
     """
+    record: list[Removal] = []
     spaceless = options.spaceless
     if spaceless is None:
         spaceless = is_spaceless(transcript.language or None, transcript.text)
     language = (transcript.language or "en").lower()
 
-    segments = drop_silent_segments(clean_transcript(transcript, options.max_cps).segments)
-    words = repair_words(
+    cleaned = clean_transcript(transcript, options.max_cps, stage="cues")
+    record.extend(r for r in cleaned.removed if r not in transcript.removed)
+    segments = drop_silent_segments(cleaned.segments)
+    alive = {id(s) for s in segments}
+    record.extend(Removal("silence", s.start, s.end, s.text.strip()) for s in cleaned.segments if id(s) not in alive)
+    repaired = repair_words(
         segments, duration=transcript.duration, max_word_duration=options.max_word_duration, spaceless=spaceless
     )
-    words = drop_unvoiced(words, speech, options.speech_pad)
-    words = collapse_loops(words, options.max_repeats)
+    voiced = drop_unvoiced(repaired, speech, options.speech_pad)
+    words = collapse_loops(voiced, options.max_repeats)
+    record += removals(repaired, voiced, "unvoiced") + removals(voiced, words, "loop")
     style = SpeakerStyle(options.speaker_style) if several_speakers(w.speaker for w in words) else SpeakerStyle.none
     ctx = _Context(options, spaceless, english=language.startswith("en"), style=style)
     contexts: dict[str | None, _Context] = {}
@@ -269,7 +284,10 @@ def build_cues(
         previous = runs[k - 1][-1].speaker if k else None
         labelled = shows_label(style, run[0].speaker, previous, k == 0)
         groups.extend(_group_run(run, limit_ends[k], context(run), labelled))
-    groups = drop_repeats(drop_improbable(groups, options.min_cue_probability))
+    probable = drop_improbable(groups, options.min_cue_probability)
+    kept = drop_repeats(probable, options.pause, options.max_cps)
+    record += removed_groups(groups, probable, "improbable") + removed_groups(probable, kept, "repeated_cue")
+    groups = kept
 
     texts = _cue_text(groups, context)
     spans = [
@@ -277,7 +295,13 @@ def build_cues(
         for g, (lines, _, _) in zip(groups, texts)
     ]
     times = time_cues(spans, options, transcript.duration)
-    return tuple(
+    cues = tuple(
         Cue(start, end, lines, g[0].speaker, tuple(g), prefixes, line_speakers, g[0].language)
         for g, (lines, prefixes, line_speakers), (start, end) in zip(groups, texts, times)
     )
+    record.sort(key=lambda r: (r.start, r.end))
+    if lost := unaccounted(transcript.words, [line for c in cues for line in c.lines], record):
+        logger.error("words in no cue and removed by no guard: %s", "".join(w.text for w in lost)[:200])
+    if removed is not None:
+        removed.extend(record)
+    return cues

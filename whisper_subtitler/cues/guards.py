@@ -16,10 +16,17 @@ on words and word groups, before cue timing:
   alignment or decoding failure: the alignment found no audio for them (Whisper's DTW packs tokens it cannot place
   into the last frames). They are never printed: they are dropped, with a warning.
 - ``drop_improbable``: a word group whose mean word probability is below a threshold is dropped.
-- ``drop_repeats``: a group whose text equals the previous group's text is dropped.
+- ``drop_repeats``: a group whose text, speaker and language equal the previous group's is dropped when it
+  follows without a pause or is squashed, or when it is the third or later of such a run (a loop); said once
+  again after a pause, it is kept.
 
 ``clean_transcript`` applies the two word-level guards to a transcript (the pipeline does so before speaker
 assignment, so JSON output and cues agree).
+
+Nothing is removed silently: every word a guard removes is recorded as a ``types.Removal`` with its reason (a key
+of ``REASONS``), time span and text (``removals``, ``removed_groups``), kept in ``Transcript.removed`` and written to
+the JSON transcript. ``unaccounted`` finds the words of a transcript that are neither in a cue nor recorded as
+removed: there must be none.
 """
 
 from __future__ import annotations
@@ -30,8 +37,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from whisper_subtitler.cues.width import ends_sentence
-from whisper_subtitler.types import Segment, Transcript, Word
+from whisper_subtitler.cues.width import ends_sentence, is_spaceless_char
+from whisper_subtitler.types import Removal, Segment, Transcript, Word
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +49,85 @@ SQUASHED_WORDS = 3  # this many words or more ...
 SQUASHED_SECONDS = 0.2  # ... within this many seconds (first start to last end) are squashed
 SQUASHED_CPS_FACTOR = 3.0  # a run of SQUASHED_WORDS words read faster than this times max_cps is squashed
 MIN_REPEATED_WORDS = 3  # a repeated sentence of fewer words can be real ("Hello? Hello?") and is kept
+
+REASONS = {
+    "silence": "a segment Whisper itself scored as silence (no_speech_prob > 0.6 and avg_logprob < -1)",
+    "unvoiced": "words outside every speech region the VAD found",
+    "loop": "a phrase repeated more times in a row than --max-repeats allows",
+    "repeated_sentence": "a sentence repeating the one before it across decoding windows, or squashed",
+    "squashed": "words the alignment packed into too little time to be heard",
+    "improbable": "a cue whose mean word probability is under --min-cue-probability",
+    "repeated_cue": "a cue repeating the cue before it (same speaker, language, text) without a pause, or a third time",
+}
+
+
+def removals(before: Sequence[Word], kept: Sequence[Word], reason: str, stage: str = "cues") -> list[Removal]:
+    """The words of ``before`` that are not in ``kept`` (compared by identity: the guards keep the objects they
+    keep), one ``Removal`` per run of consecutive removed words, in the order of ``before``."""
+    alive = {id(w) for w in kept}
+    out: list[Removal] = []
+    run: list[Word] = []
+    for w in [*before, None]:
+        if w is not None and id(w) not in alive:
+            run.append(w)
+            continue
+        if run:
+            out.append(Removal(reason, run[0].start, run[-1].end, "".join(x.text for x in run).strip(), stage))
+            run = []
+    return out
+
+
+def removed_groups(
+    before: Sequence[Sequence[Word]], kept: Sequence[Sequence[Word]], reason: str, stage: str = "cues"
+) -> list[Removal]:
+    """One ``Removal`` per word group of ``before`` that is not in ``kept`` (compared by identity)."""
+    alive = {id(g) for g in kept}
+    return [
+        Removal(reason, g[0].start, g[-1].end, "".join(w.text for w in g).strip(), stage)
+        for g in before
+        if g and id(g) not in alive
+    ]
+
+
+def _tokens(text: str) -> list[str]:
+    """Words of ``text`` without case or punctuation; a word in a script written without spaces (a character two
+    columns wide) is taken character by character."""
+    out: list[str] = []
+    for token in _norm(text).split():
+        out.extend(token if any(is_spaceless_char(c) for c in token) else (token,))
+    return out
+
+
+def unaccounted(words: Sequence[Word], shown: Sequence[str], removed: Sequence[Removal] = ()) -> list[Word]:
+    """The words of ``words`` (a transcript's, in time order) that are neither in the ``shown`` text (the cues'
+    lines, in order, speaker labels and dashes stripped) nor recorded in ``removed`` (a removal whose span holds the
+    word and whose text has it). Empty when nothing was lost: cue building checks it on every file.
+
+    Text is compared without case, punctuation or spaces, so that line breaks and words cut in pieces compare
+    alike; where the two differ, the words missing are found by ``difflib.SequenceMatcher`` over words (characters
+    in scripts written without spaces)."""
+    import difflib
+
+    spans = sorted((r.start, r.end, _tokens(r.text)) for r in removed)
+
+    def is_removed(w: Word) -> bool:
+        keys = _tokens(w.text)
+        return any(a - 1e-6 <= w.start and w.end <= b + 1e-6 and all(k in text for k in keys) for a, b, text in spans)
+
+    kept = [w for w in words if not (spans and is_removed(w))]
+    if "".join(_norm(w.text).replace(" ", "") for w in kept) == "".join(_norm(t).replace(" ", "") for t in shown):
+        return []
+    said = [(k, w) for w in kept for k in _tokens(w.text)]
+    seen = [k for text in shown for k in _tokens(text)]
+    found = [False] * len(said)
+    matcher = difflib.SequenceMatcher(None, [k for k, _ in said], seen, autojunk=False)
+    for block in matcher.get_matching_blocks():
+        found[block.a : block.a + block.size] = [True] * block.size
+    lost: list[Word] = []
+    for (_, w), ok in zip(said, found):
+        if not ok and (not lost or lost[-1] is not w):
+            lost.append(w)
+    return lost
 
 
 def _norm(text: str) -> str:
@@ -117,16 +203,34 @@ def drop_improbable(groups: Sequence[Sequence[Word]], min_probability: float) ->
     return kept
 
 
-def drop_repeats(groups: Sequence[Sequence[Word]]) -> list[Sequence[Word]]:
-    """Word groups without those that repeat the previous group's text and speaker (a run of identical cues)."""
-    kept: list[Sequence[Word]] = []
-    last = None
+MAX_SAID_AGAIN = 2  # a cue said again after a pause is real ("Hello? ... Hello?"); a third time in a row is a loop
+
+
+def drop_repeats(groups: Sequence[Sequence[Word]], pause: float = 1.0, max_cps: float = 17.0) -> list[Sequence[Word]]:
+    """Word groups without the repeats of a loop. Groups repeat each other when they have the same speaker, the
+    same language (``Word.language``: the same digits counted in two languages are no repeat) and the same text
+    (case and punctuation ignored). Of a run of repeats, the first is kept; a second one is kept when it follows
+    after a pause of ``pause`` seconds or more and is not squashed (``_squashed_span`` with ``max_cps``): the same
+    words said again. A run of more than ``MAX_SAID_AGAIN`` is a loop (Whisper repeating a line window after window
+    over music): only its first group is kept."""
+
+    def key(g: Sequence[Word]) -> tuple[str | None, str | None, str] | None:
+        text = _norm("".join(w.text for w in g)) if g else ""
+        return (g[0].speaker, g[0].language, text) if text else None
+
+    runs: list[list[Sequence[Word]]] = []
     for g in groups:
-        key = (g[0].speaker, _norm("".join(w.text for w in g))) if g else None
-        if key and key[1] and key == last:
-            continue
-        kept.append(g)
-        last = key
+        if runs and key(g) is not None and key(g) == key(runs[-1][0]):
+            runs[-1].append(g)
+        else:
+            runs.append([g])
+    kept: list[Sequence[Word]] = []
+    for run in runs:
+        kept.append(run[0])
+        if len(run) == MAX_SAID_AGAIN:
+            again = run[1]
+            if again[0].start - run[0][-1].end >= pause and not _squashed_span(again, max_cps):
+                kept.append(again)
     if len(kept) < len(groups):
         logger.info("dropped %d cues repeating the previous cue", len(groups) - len(kept))
     return kept
@@ -211,16 +315,18 @@ def drop_squashed(words: Sequence[Word], max_cps: float) -> tuple[Word, ...]:
     return kept
 
 
-def clean_transcript(transcript: Transcript, max_cps: float = 17.0) -> Transcript:
+def clean_transcript(transcript: Transcript, max_cps: float = 17.0, stage: str = "transcript") -> Transcript:
     """A copy of ``transcript`` without repeated sentences across segments (``drop_repeated_sentences``) and without
     squashed words (``drop_squashed``); segments left without words are dropped, the others get their remaining
-    words' text and times. Segments without words (text only) are kept as they are."""
+    words' text and times. Segments without words (text only) are kept as they are. What was removed is added to
+    ``removed`` (``Removal`` with ``stage``), in time order."""
     words = [w for s in transcript.segments for w in s.words]
     owner = [k for k, s in enumerate(transcript.segments) for _ in s.words]
-    kept = drop_repeated_sentences(words, owner, max_cps)
-    kept = drop_squashed(kept, max_cps)
+    unrepeated = drop_repeated_sentences(words, owner, max_cps)
+    kept = drop_squashed(unrepeated, max_cps)
     if len(kept) == len(words):
         return transcript
+    record = removals(words, unrepeated, "repeated_sentence", stage) + removals(unrepeated, kept, "squashed", stage)
     alive = {id(w) for w in kept}
     segments = []
     for s in transcript.segments:
@@ -236,4 +342,20 @@ def clean_transcript(transcript: Transcript, max_cps: float = 17.0) -> Transcrip
         start = s.start if ws[0] is s.words[0] else ws[0].start
         end = s.end if ws[-1] is s.words[-1] else ws[-1].end
         segments.append(replace(s, start=start, end=end, text="".join(w.text for w in ws), words=ws))
-    return replace(transcript, segments=tuple(segments))
+    removed = tuple(sorted((*transcript.removed, *record), key=lambda r: (r.start, r.end)))
+    return replace(transcript, segments=tuple(segments), removed=removed)
+
+
+def with_removals(transcript: Transcript, removed: Sequence[Removal]) -> Transcript:
+    """``transcript`` with the cue stage's ``removed`` (``build_cues``) as its record of stage ``"cues"``, replacing
+    any earlier one (a transcript read back and laid out anew), beside its ``"transcript"`` stage record; all in time
+    order."""
+    earlier = [r for r in transcript.removed if r.stage != "cues"]
+    merged = tuple(sorted((*earlier, *removed), key=lambda r: (r.start, r.end)))
+    return transcript if merged == transcript.removed else replace(transcript, removed=merged)
+
+
+def log_removals(name: str, removed: Sequence[Removal]) -> None:
+    """One ``-v`` (INFO) line per removal of ``name``'s transcript: reason, span in seconds and text."""
+    for r in removed:
+        logger.info("%s: removed %.2f-%.2f s (%s): %s", name, r.start, r.end, r.reason, r.text[:120])

@@ -30,7 +30,8 @@ def display_width(text: str) -> int:
     return sum(char_width(c) for c in text)
 
 
-def _is_spaceless_char(char: str) -> bool:
+def is_spaceless_char(char: str) -> bool:
+    """Whether ``char`` belongs to a script written without spaces between words (CJK, kana, Thai, ...)."""
     name = unicodedata.name(char, "")
     return name.startswith(("CJK UNIFIED", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER", "MYANMAR", "TIBETAN"))
 
@@ -46,7 +47,7 @@ def is_spaceless(language: str | None, text: str) -> bool:
     letters = [c for c in text if c.isalpha()]
     if not letters:
         return False
-    return sum(_is_spaceless_char(c) for c in letters) > len(letters) / 2
+    return sum(is_spaceless_char(c) for c in letters) > len(letters) / 2
 
 
 def ends_sentence(text: str) -> bool:

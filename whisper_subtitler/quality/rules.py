@@ -52,6 +52,7 @@ class Severity(str, Enum):
 KINDS: dict[str, str] = {
     "bad_timestamp": "ends at or before its start, or starts before the cue before it",
     "empty": "no text",
+    "missing_words": "words of the transcript (check --transcript) that no cue shows and no guard removed",
     "overlap": "starts before the cue before it ends",
     "gap": "starts less than the minimum gap after the cue before it",
     "line_width": "a line wider than the maximum line width (CPL)",
