@@ -313,6 +313,7 @@ def _run_options(
         overwrite=output.overwrite,
         audio_track=audio.track,
         audio_language=audio.language,
+        channels=audio.channels,
         embed=output.embed,
         burn_in=output.burn_in,
         cues=cues,

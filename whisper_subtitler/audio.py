@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from whisper_subtitler.channels import AUTO, ChannelUse, choose_channel
 from whisper_subtitler.errors import InputError, MissingRequirementError
 from whisper_subtitler.types import SAMPLE_RATE, Audio
 
@@ -40,11 +41,13 @@ PIECE_SECONDS = 600.0  # seconds of audio held in memory at once by stream_audio
 @dataclass(frozen=True)
 class MediaInfo:
     """What ffprobe says of an input: the number of audio streams, the declared duration of the first audio stream
-    (else of the container) and of each audio stream, in seconds (``None`` when unknown)."""
+    (else of the container) and of each audio stream, in seconds (``None`` when unknown); ``layouts``: each audio
+    stream's ffprobe ``channel_layout`` (``""`` when it has none) and number of channels."""
 
     audio_streams: int
     duration: float | None
     stream_durations: tuple[float | None, ...] = ()
+    layouts: tuple[tuple[str, int], ...] = ()
 
 
 def ffmpeg_binary(name: str = "ffmpeg") -> str:
@@ -106,7 +109,8 @@ def probe(path: Path) -> MediaInfo:
     # The audio stream's own duration: the container's may include a longer video stream.
     durations = [_seconds(s.get("duration") or s.get("tags", {}).get("DURATION")) for s in audio] or [None]
     declared = durations[0] if durations[0] is not None else _seconds(info.get("format", {}).get("duration"))
-    return MediaInfo(audio_streams=len(audio), duration=declared, stream_durations=tuple(durations))
+    layouts = tuple((str(s.get("channel_layout") or ""), int(s.get("channels") or 0)) for s in audio)
+    return MediaInfo(audio_streams=len(audio), duration=declared, stream_durations=tuple(durations), layouts=layouts)
 
 
 def _seconds(value) -> float | None:
@@ -173,8 +177,9 @@ def wav_declared_duration(path: Path) -> float | None:
     return None
 
 
-def _open(path: Path, audio_track: int) -> tuple[Path, float | None, list[str]]:
-    """Check and probe ``path``; returns the absolute path, the declared duration and the ffmpeg command."""
+def _open(path: Path, audio_track: int, channels: str = AUTO) -> tuple[Path, float | None, list[str], ChannelUse]:
+    """Check and probe ``path``; returns the absolute path, the declared duration, the ffmpeg command and the channel
+    it takes (``channels.choose_channel`` with ``--channels channels``)."""
     import ffmpeg
 
     absolute = check_input(path)
@@ -187,13 +192,17 @@ def _open(path: Path, audio_track: int) -> tuple[Path, float | None, list[str]]:
     declared = declared if declared is not None else info.duration
     if (header := wav_declared_duration(absolute)) is not None and header > (declared or 0.0):
         declared = header  # ffprobe measured the data present; the header says how much there should be
+    layout, count = info.layouts[audio_track] if audio_track < len(info.layouts) else ("", 0)
+    channel = choose_channel(path, absolute, audio_track, channels, layout, count, declared)
+    # The downmix keeps the command of every earlier version (-ac 1): mono and stereo outputs stay the same.
+    mix: dict[str, object] = {"ac": 1} if channel.pan is None else {"af": channel.pan}
     cmd = (
         ffmpeg.input(ffmpeg_url(absolute), protocol_whitelist="file")
-        .output("pipe:", map=f"0:a:{audio_track}", format="f32le", acodec="pcm_f32le", ac=1, ar=SAMPLE_RATE)
+        .output("pipe:", map=f"0:a:{audio_track}", format="f32le", acodec="pcm_f32le", **mix, ar=SAMPLE_RATE)
         .global_args("-nostdin", "-hide_banner", "-loglevel", "error")
         .compile(cmd=ffmpeg_binary("ffmpeg"))
     )
-    return absolute, declared, cmd
+    return absolute, declared, cmd, channel
 
 
 def _check_complete(path: Path, decoded: float, declared: float | None) -> None:
@@ -203,20 +212,22 @@ def _check_complete(path: Path, decoded: float, declared: float | None) -> None:
         )
 
 
-def extract_audio(path: Path, *, audio_track: int = 0) -> Audio:
-    """Decode audio stream ``audio_track`` (0 = first) of ``path`` to 16 kHz mono float32, all at once.
+def extract_audio(path: Path, *, audio_track: int = 0, channels: str = AUTO) -> Audio:
+    """Decode audio stream ``audio_track`` (0 = first) of ``path`` to 16 kHz mono float32, all at once; of a
+    multichannel stream, the channel ``--channels channels`` chooses (``channels.choose_channel``; ``Audio.channel``).
 
     Returns an ``Audio`` with ``samples`` of shape ``(n,)``. Raises ``InputError`` for a missing, unreadable or
     non-media file, an input without that audio stream, a decode failure, and a file that decodes to less than
-    ``TRUNCATION_TOLERANCE`` of its declared duration (truncated); ``MissingRequirementError`` without ffmpeg.
+    ``TRUNCATION_TOLERANCE`` of its declared duration (truncated); ``ChannelError`` (exit 2) for a channel the
+    stream lacks; ``MissingRequirementError`` without ffmpeg.
     ``stream_audio`` gives the same samples in pieces, with memory that does not grow with the duration.
     """
-    pieces = list(stream_audio(path, audio_track=audio_track, piece_seconds=None))
+    pieces = list(stream_audio(path, audio_track=audio_track, piece_seconds=None, channels=channels))
     return pieces[0]
 
 
 def stream_audio(
-    path: Path, *, audio_track: int = 0, piece_seconds: float | None = PIECE_SECONDS
+    path: Path, *, audio_track: int = 0, piece_seconds: float | None = PIECE_SECONDS, channels: str = AUTO
 ) -> Generator[Audio, None, None]:
     """Decode like ``extract_audio``, yielding consecutive pieces of at most ``piece_seconds`` (``None``: one piece).
 
@@ -227,7 +238,7 @@ def stream_audio(
     caller stops early (``close()``, an exception, Ctrl-C).
     """
     path = Path(path)
-    absolute, declared, cmd = _open(path, audio_track)
+    absolute, declared, cmd, channel = _open(path, audio_track, channels)
     bytes_per_piece = None if piece_seconds is None else int(piece_seconds * SAMPLE_RATE) * 4
     with tempfile.TemporaryFile() as errors:  # a file, not a pipe: ffmpeg cannot block on a full stderr pipe
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
@@ -262,6 +273,7 @@ def stream_audio(
                     source=path,
                     container_duration=declared,
                     offset=offset_samples / SAMPLE_RATE,
+                    channel=channel,
                 )
                 offset_samples += len(samples)
                 if bytes_per_piece is None or usable < bytes_per_piece:

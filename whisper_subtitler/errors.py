@@ -60,6 +60,14 @@ class AudioLanguageError(UsageError):
     ends_batch = False
 
 
+class ChannelError(UsageError):
+    """``--channels`` names a channel an input's audio stream does not have (``--channels center`` on a stereo
+    track, a channel number past its channels): that file fails with exit code 2, one line naming the file and the
+    stream's layout, and the batch goes on (other files may have it)."""
+
+    ends_batch = False
+
+
 class MissingRequirementError(SubtitlerError):
     """Something the run needs is not installed or not reachable: ffmpeg, weights, an extra, a token."""
 

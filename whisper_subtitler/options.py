@@ -2,7 +2,7 @@
 
     DeviceOptions     where Whisper runs: backend, optimization level, fallback, threads   (platform)
     DecodingOptions   which Whisper model and how it decodes                                (transcription)
-    AudioOptions      which audio stream of a file                                          (audio, streams)
+    AudioOptions      which audio stream of a file, and which of its channels               (audio, streams)
     SpeakerOptions    speaker diarization and the speakers' names                           (diarize, speakers)
     CueOptions        the readability rules of cue building (``cues.options``, re-exported)  (cues)
     OutputOptions     formats, encoding and where files go                                  (writers, outputs)
@@ -196,16 +196,22 @@ class DecodingOptions(TranscribeOptions):
 @dataclass(frozen=True)
 class AudioOptions:
     """Which audio stream of a file is transcribed: the ``track``-th (0 = first), or the first tagged with
-    ``language`` (ISO 639-1 or 639-2: ``en``, ``eng``, ``de``, ``ger``). Raises ``UsageError`` for a negative
-    track, an invalid code, or both given."""
+    ``language`` (ISO 639-1 or 639-2: ``en``, ``eng``, ``de``, ``ger``); and which of its ``channels``: ``auto``
+    (the front centre of a surround mix, where the dialogue is, else the downmix; ``channels.choose_channel``),
+    ``downmix``, ``center``, ``left``, ``right`` or a channel number (0 = first). Raises ``UsageError`` for a
+    negative track, an invalid code, both given, or another ``channels``."""
 
     track: int = 0
     language: str | None = None
+    channels: str = "auto"
 
     def __post_init__(self) -> None:
+        from whisper_subtitler.channels import check_channels
+
         if self.track < 0:
             raise UsageError(f"--audio-track {self.track} must be 0 or more")
         object.__setattr__(self, "language", check_audio_options(self.track, self.language))
+        object.__setattr__(self, "channels", check_channels(self.channels))
 
 
 @dataclass(frozen=True)

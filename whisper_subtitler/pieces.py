@@ -39,16 +39,18 @@ class SpeechPiece:
 
 
 def open_stream(
-    source: Path, audio_track: int, whole: bool, audio_language: str | None = None
+    source: Path, audio_track: int, whole: bool, audio_language: str | None = None, channels: str = "auto"
 ) -> Generator[Audio, None, None]:
     """``source``'s audio in pieces of ``PIECE_SECONDS`` (``audio.stream_audio``), or in one piece when ``whole``;
     with ``audio_language``, from the audio stream tagged with it (``streams.pick_audio_track``, which raises
-    ``AudioLanguageError`` when there is none) instead of ``audio_track``."""
+    ``AudioLanguageError`` when there is none) instead of ``audio_track``; of a multichannel stream, the channel
+    ``--channels channels`` chooses (``channels.choose_channel``)."""
     if audio_language:
         from whisper_subtitler.streams import pick_audio_track
 
         audio_track = pick_audio_track(source, audio_language)
-    return stream_audio(source, audio_track=audio_track, piece_seconds=None if whole else PIECE_SECONDS)
+    piece_seconds = None if whole else PIECE_SECONDS
+    return stream_audio(source, audio_track=audio_track, piece_seconds=piece_seconds, channels=channels)
 
 
 def prepare_first(stream: Generator[Audio, None, None], find_speech: FindSpeech) -> Prepared:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Sequence
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,7 @@ class RunOptions:
     overwrite: bool = False
     audio_track: int = 0
     audio_language: str | None = None  # --audio-language: the audio stream tagged with it (streams.pick_audio_track)
+    channels: str = "auto"  # --channels: which channel of a multichannel stream (channels.choose_channel)
     embed: bool = False  # --embed: a video copy with soft subtitle tracks (whisper_subtitler.video)
     burn_in: bool = False  # --burn-in: a video copy with the subtitles in the picture
     cues: CueOptions = CueOptions()
@@ -160,7 +161,7 @@ class Pipeline:
         ``AudioLanguageError`` for a missing tag."""
         o = self.options
         whole = o.diarization is not None if whole is None else whole
-        return open_stream(source, o.audio_track, whole, o.audio_language)
+        return open_stream(source, o.audio_track, whole, o.audio_language, o.channels)
 
     def subtitle(
         self,
@@ -213,6 +214,7 @@ class Pipeline:
             duration=round(transcript.duration, 3),
             language=transcript.language,
             speakers=transcript.speakers,
+            channel=transcript.channel,
             unheard_speech=unheard_in(transcript, subtitled.speech),
             timings=timer.stop(),
         )
@@ -254,7 +256,7 @@ class Pipeline:
             segments,
             language,
         )
-        return Transcribed(transcript, tuple(speech), audio)
+        return Transcribed(replace(transcript, channel=audio.channel), tuple(speech), audio)
 
     def detect_language(self, stream: Generator[Audio, None, None]) -> tuple[str, float]:
         """The language of a file's audio ``stream``: Whisper's language detection on the 30 s that start at the

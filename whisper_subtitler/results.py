@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from whisper_subtitler.channels import ChannelUse
 from whisper_subtitler.errors import SubtitlerError
 from whisper_subtitler.types import StrEnum
 
@@ -33,6 +34,7 @@ class FileResult:
     duration: float | None = None
     language: str | None = None
     speakers: tuple[str, ...] = ()
+    channel: ChannelUse | None = None  # the audio channel transcribed, and why (channels.choose_channel)
     unheard_speech: tuple[tuple[float, float], ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
 

@@ -62,6 +62,7 @@ class BatchSummary:
                     "duration": r.duration,
                     "language": r.language,
                     "speakers": list(r.speakers),
+                    "audio_channel": {"used": r.channel.used, "reason": r.channel.reason} if r.channel else None,
                     "unheard_speech": [list(stretch) for stretch in r.unheard_speech],
                     "timings": r.timings,
                     "error": r.error,

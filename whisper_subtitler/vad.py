@@ -156,3 +156,23 @@ def pauses(regions: Sequence[tuple[float, float]], start: float, end: float) -> 
     edges = [start] + [x for r in regions for x in r] + [end]
     gaps = [(edges[i], edges[i + 1]) for i in range(0, len(edges) - 1, 2)]
     return [(a, b) for a, b in gaps if b - a >= MIN_PAUSE]
+
+
+def speech_seconds(samples: np.ndarray, options: VadOptions = VadOptions()) -> float:
+    """Seconds of speech in 16 kHz mono ``samples`` ``(n,)``: the total length of the regions silero-vad's
+    ``get_speech_timestamps`` rules find with ``options``. Unlike :func:`speech_regions`, the probabilities are not
+    kept (a probe of a few windows, ``channels.centre_has_speech``, must not push a file's own out of the cache)."""
+    if len(samples) < SAMPLE_RATE // 10:
+        return 0.0
+    model, get_speech_timestamps_from_probs = _load_model()
+    stamps = get_speech_timestamps_from_probs(
+        model.audio_forward(np.ascontiguousarray(samples, dtype=np.float32), sampling_rate=SAMPLE_RATE),
+        sampling_rate=SAMPLE_RATE,
+        threshold=options.threshold,
+        min_speech_duration_ms=options.min_speech_duration_ms,
+        min_silence_duration_ms=options.min_silence_duration_ms,
+        speech_pad_ms=options.speech_pad_ms,
+        neg_threshold=options.neg_threshold,
+        audio_length_samples=len(samples),
+    )
+    return sum(s["end"] - s["start"] for s in stamps) / SAMPLE_RATE

@@ -55,6 +55,7 @@ class AlignOptions:
     overwrite: bool = False
     audio_track: int = 0
     audio_language: str | None = None
+    channels: str = "auto"  # which channel of a multichannel stream (channels.choose_channel)
     cues: CueOptions = CueOptions()
     writer: WriterOptions = WriterOptions()
     diarization: object | None = None  # whisper_subtitler.diarize.DiarizationOptions
@@ -117,7 +118,8 @@ def _pieces(media: Path, options: AlignOptions) -> Iterator[tuple[Audio, tuple[t
     from whisper_subtitler.pieces import open_stream, speech_pieces, with_last
     from whisper_subtitler.stages import StageTimer
 
-    stream = open_stream(media, options.audio_track, options.diarization is not None, options.audio_language)
+    whole = options.diarization is not None
+    stream = open_stream(media, options.audio_track, whole, options.audio_language, options.channels)
     try:
         pieces = speech_pieces(stream, tight_regions, StageTimer())
         for piece, last in with_last(pieces):

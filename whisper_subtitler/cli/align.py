@@ -12,10 +12,12 @@ from typing import Annotated
 
 import typer
 
+from whisper_subtitler.channels import check_channels
 from whisper_subtitler.cli.console import err, fail, setup_logging
 from whisper_subtitler.cli.options import (
     AudioLanguage,
     Bom,
+    Channels,
     Crlf,
     Fps,
     GpuBackend,
@@ -76,6 +78,7 @@ def align(
     name_template: NameTemplate = "{stem}",
     audio_track: Annotated[int, typer.Option("--audio-track", min=0, help="Audio stream to use (0 = first).")] = 0,
     audio_language: AudioLanguage = None,
+    channels: Channels = "auto",
     json_summary: Annotated[
         bool,
         typer.Option(
@@ -188,6 +191,7 @@ def align(
             overwrite=overwrite,
             audio_track=audio_track,
             audio_language=check_audio_options(audio_track, audio_language),
+            channels=check_channels(channels),
             cues=cue_options,
             writer=writer_options,
             diarization=diarization,

@@ -83,6 +83,7 @@ def transcribe(
     extensions: o.Extensions = None,
     audio_track: o.AudioTrack = 0,
     audio_language: o.AudioLanguage = None,
+    channels: o.Channels = "auto",
     embed: o.Embed = False,
     burn_in: o.BurnIn = False,
     dry_run: o.DryRun = False,

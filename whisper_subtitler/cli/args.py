@@ -105,6 +105,7 @@ class TranscribeArgs(SubtitleArgs):
     extensions: str | None
     audio_track: int
     audio_language: str | None
+    channels: str
     embed: bool
     burn_in: bool
     dry_run: bool
@@ -157,7 +158,7 @@ class TranscribeArgs(SubtitleArgs):
 
         output = self.output_options()  # an unknown format: a usage error before anything is loaded
         cues, _ = self.subtitles()
-        audio = AudioOptions(self.audio_track, self.audio_language)  # before any model or device
+        audio = AudioOptions(self.audio_track, self.audio_language, self.channels)  # before any model or device
         return Subtitler(
             decoding=self.decoding_options(),
             speakers=self.speaker_options(),

@@ -55,6 +55,16 @@ Extensions = Annotated[
     ),
 ]
 AudioTrack = Annotated[int, typer.Option("--audio-track", min=0, help="Audio stream to use (0 = first).")]
+Channels = Annotated[
+    str,
+    typer.Option(
+        "--channels",
+        help="Which channel of a multichannel audio stream: auto (the front centre of a surround mix, where films "
+        "keep the dialogue, unless it carries no speech; mono and stereo are downmixed), downmix, center, left, "
+        "right, or a channel number N (0 = first). A channel the stream lacks fails that file (exit code 2).",
+        metavar="auto|downmix|center|left|right|N",
+    ),
+]
 AudioLanguage = Annotated[
     Optional[str],
     typer.Option(

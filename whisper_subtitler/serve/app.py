@@ -25,7 +25,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.security import APIKeyHeader
 
 from whisper_subtitler.errors import InputError, SubtitlerError, UsageError
-from whisper_subtitler.options import CueOptions, OutputOptions, SpeakerOptions, subtitle_options
+from whisper_subtitler.options import AudioOptions, CueOptions, OutputOptions, SpeakerOptions, subtitle_options
 from whisper_subtitler.serve.jobs import Cancelled, JobQueue, ShuttingDown
 from whisper_subtitler.serve.upload import FIELD, MB, RequestError, Upload, receive_upload
 from whisper_subtitler.serve.workers import Worker, peak_rss_mb
@@ -165,6 +165,7 @@ def request_changes(
     max_lines: int,
     max_cps: float,
     fps: float,
+    channels: str = "auto",
 ) -> dict[str, Any]:
     """The keyword arguments of ``Subtitler.replace`` for one request, checked (``template.replace``): raises
     ``UsageError`` with the command line's message for invalid values or combinations."""
@@ -196,6 +197,7 @@ def request_changes(
         ),
         "cues": cues,
         "output": OutputOptions(formats=(output,), word_level=word_timestamps),
+        "audio": AudioOptions(channels=channels),
     }
     template.replace(**changes)
     return changes
@@ -309,6 +311,9 @@ def create_app(service: Service) -> FastAPI:
         max_lines: Annotated[int, Query(description="lines per cue")] = CueOptions.max_lines,
         max_cps: Annotated[float, Query(description="reading speed, characters per second")] = CueOptions.max_cps,
         fps: Annotated[float, Query(description="frame rate of the video")] = CueOptions.fps,
+        channels: Annotated[
+            str, Query(description="auto (the centre of a surround mix), downmix, center, left, right or N")
+        ] = "auto",
     ) -> Response:
         """The subtitles of ``audio_file`` in format ``output``, as a file to download (whisper-asr-webservice's
         ``/asr``), built with this project's readability rules and speaker labels."""
@@ -330,6 +335,7 @@ def create_app(service: Service) -> FastAPI:
             max_lines=max_lines,
             max_cps=max_cps,
             fps=fps,
+            channels=channels,
         )
         upload = await upload_of(request, encode)
         job = worker_job(upload, ("asr", str(upload.path), upload.name, changes, output))

@@ -8,7 +8,10 @@ Schema (``"schema": "whisper-subtitler/transcript"``, ``"version": 1``), times i
 ``lines``, ``speaker``, ``language``). ``language`` at the top is the file's main language (the one spoken longest);
 each segment and cue has the language it was decoded in (ISO 639-1). Stage timings (wall seconds) are not
 written: the same input and options give the same file, byte for byte; the ``--json`` summary of a run carries
-them. An older file's ``timings`` are still read. Floats are written at full precision, so ``read_transcript``
+them. An older file's ``timings`` are still read.
+``audio_channel`` (``used``, ``reason``, ``layout``; ``channels.ChannelUse``) says which channel of a multichannel
+audio stream was transcribed and why; it is absent for the downmix of a mono or stereo stream, and in older files.
+Floats are written at full precision, so ``read_transcript``
 gives back an equal ``Transcript``; a non-finite time is written as ``null``. UTF-8, never a BOM (RFC 8259).
 """
 
@@ -20,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from whisper_subtitler.channels import describe, from_description
 from whisper_subtitler.errors import InputError
 from whisper_subtitler.types import Cue, Segment, SpeakerTurn, Transcript, Word
 from whisper_subtitler.writers.base import Writer, WriterOptions
@@ -30,6 +34,13 @@ VERSION = 1
 
 def _num(x: float) -> float | None:
     return x if isinstance(x, (int, float)) and math.isfinite(x) else None
+
+
+def _audio_channel(transcript: Transcript) -> dict[str, Any]:
+    """``{"audio_channel": {"used", "reason", "layout"}}`` for a multichannel stream or a ``--channels`` choice;
+    ``{}`` for the downmix of a mono or stereo stream (``ChannelUse.default``), which earlier files did not say."""
+    use = transcript.channel
+    return {} if use is None or use.default else {"audio_channel": describe(use)}
 
 
 def transcript_to_dict(transcript: Transcript, cues: Sequence[Cue] = ()) -> dict[str, Any]:
@@ -52,6 +63,7 @@ def transcript_to_dict(transcript: Transcript, cues: Sequence[Cue] = ()) -> dict
         "task": transcript.task,
         "model": transcript.model,
         "duration": transcript.duration,
+        **_audio_channel(transcript),
         "speakers": list(transcript.speakers),
         "text": transcript.text,
         "segments": [
@@ -137,6 +149,7 @@ def transcript_from_dict(data: Mapping[str, Any]) -> Transcript:
         model=str(data.get("model") or ""),
         source=str(data.get("source") or ""),
         task=str(data.get("task") or "transcribe"),
+        channel=from_description(data.get("audio_channel")),
         turns=tuple(
             SpeakerTurn(_float(t["start"]), _float(t["end"]), str(t["speaker"])) for t in data.get("turns") or ()
         ),
