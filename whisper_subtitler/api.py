@@ -35,7 +35,7 @@ from whisper_subtitler.options import (
 from whisper_subtitler.outputs import write_atomic
 from whisper_subtitler.pipeline import RunOptions
 from whisper_subtitler.stages import Stage, StageTimer
-from whisper_subtitler.types import SAMPLE_RATE, Audio, Cue, Segment, SpeakerTurn, Transcript, Word
+from whisper_subtitler.types import SAMPLE_RATE, Audio, Cue, Removal, Segment, SpeakerTurn, Transcript, Word
 from whisper_subtitler.writers import FORMATS, WriterOptions, encode, render
 
 if TYPE_CHECKING:
@@ -84,6 +84,12 @@ class Result:
         from whisper_subtitler.quality.coverage import unheard_in
 
         return unheard_in(self.transcript, self.speech)
+
+    @property
+    def removed(self) -> tuple[Removal, ...]:
+        """What the hallucination guards removed on purpose (``types.Removal``: reason, span in seconds, text,
+        stage), in time order; every other word of ``segments`` is in a cue."""
+        return self.transcript.removed
 
     @property
     def segments(self) -> tuple[Segment, ...]:
