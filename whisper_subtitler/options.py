@@ -335,13 +335,10 @@ def parse_language(value: str | None) -> str | None:
     ``UsageError`` for an unknown one."""
     if value is None or value.lower() == "auto":
         return None
-    from whisper.tokenizer import LANGUAGES, TO_LANGUAGE_CODE
+    from whisper_subtitler.languages import whisper_code
 
-    v = value.lower()
-    if v in LANGUAGES:
-        return v
-    if v in TO_LANGUAGE_CODE:
-        return str(TO_LANGUAGE_CODE[v])
+    if (code := whisper_code(value)) is not None:
+        return code
     raise UsageError(f"unknown language {value!r}; use an ISO 639-1 code such as en, de, ja, or a name such as German")
 
 

@@ -21,6 +21,7 @@ from whisper_subtitler.cli.align import align
 from whisper_subtitler.cli.args import FormatArgs, TranscribeArgs
 from whisper_subtitler.cli.check import CHECK_EXIT_CODES, check
 from whisper_subtitler.cli.console import err, fail, setup_logging
+from whisper_subtitler.cli.precheck import unreadable_batch
 from whisper_subtitler.cli.serve import serve
 from whisper_subtitler.cues.labels import SpeakerStyle
 from whisper_subtitler.errors import SubtitlerError
@@ -146,6 +147,8 @@ def transcribe_run(args: TranscribeArgs, dry_run: bool, json_summary: bool, quie
     try:
         sources = args.sources()
         args.check_outputs(sources)  # two inputs, one output file: a usage error before anything is set up
+        if (unreadable := unreadable_batch(args, sources)) is not None:  # every input fails: no device, no model
+            return finish(run_pipeline(unreadable, sources, quiet, args.progress), json_summary)
         pipeline = args.subtitler().pipeline
         spread = args.ray_executor(pipeline)
         if dry_run:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from whisper_subtitler.cli.options import ExecutorName, ProgressMode
 from whisper_subtitler.cues.labels import SpeakerStyle
@@ -32,6 +32,17 @@ if TYPE_CHECKING:
     from whisper_subtitler.executors.ray_executor import RayExecutor
     from whisper_subtitler.pipeline import Pipeline
     from whisper_subtitler.writers import WriterOptions
+
+
+class SubtitlerOptions(NamedTuple):
+    """The option objects a ``Subtitler`` takes, by its keyword names (``Subtitler(**options._asdict())``)."""
+
+    decoding: DecodingOptions
+    speakers: SpeakerOptions
+    device: DeviceOptions
+    cues: CueOptions
+    output: OutputOptions
+    audio: AudioOptions
 
 
 @dataclass(frozen=True)
@@ -156,18 +167,21 @@ class TranscribeArgs(SubtitleArgs):
         ``BackendUnavailableError`` (exit 4)."""
         from whisper_subtitler.api import Subtitler
 
+        return Subtitler(**self.subtitler_options()._asdict(), load=False, check_speakers=not self.dry_run)
+
+    def subtitler_options(self) -> SubtitlerOptions:
+        """The option objects of the run's ``Subtitler``, each checked on construction: raises ``UsageError`` (exit 2)
+        for an invalid value or combination, before any device is probed or model loaded."""
         output = self.output_options()  # an unknown format: a usage error before anything is loaded
         cues, _ = self.subtitles()
         audio = AudioOptions(self.audio_track, self.audio_language, self.channels)  # before any model or device
-        return Subtitler(
+        return SubtitlerOptions(
             decoding=self.decoding_options(),
             speakers=self.speaker_options(),
             device=self.device_options(),
             cues=cues,
             output=output,
             audio=audio,
-            load=False,
-            check_speakers=not self.dry_run,
         )
 
     def output_options(self) -> OutputOptions:

@@ -46,6 +46,7 @@ __all__ = [
     "plan_optimizations",
     "prepare_model",
     "recommend_batch_size",
+    "requested",
     "select",
     "set_threads",
     "tune",
@@ -77,6 +78,26 @@ def set_threads(n: int) -> None:
     torch.set_num_threads(n)
 
 
+def requested(
+    gpu_backend: str | None = None,
+    optimization_level: int | None = None,
+    no_fallback: bool = False,
+    env_file: Path | None = None,
+    compute_type: str = "auto",
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Request:
+    """What the user asked for: the CLI values (as ``configure`` takes them) over the environment and ``env_file``
+    (else ``./.env``), by the precedence of ``platform.environment``; the machine is not probed (no torch). Raises
+    ``UsageError`` (exit 2) for invalid values."""
+    env = load_environment(os.environ if environ is None else environ, env_file, Path.cwd() if cwd is None else cwd)
+    request = resolve_request(
+        env, gpu_backend=gpu_backend, optimization_level=optimization_level, no_fallback=no_fallback
+    )
+    return replace(request, compute_type=compute_type)
+
+
 def configure(
     gpu_backend: str | None = None,
     optimization_level: int | None = None,
@@ -101,11 +122,7 @@ def configure(
     Raises ``UsageError`` (exit 2) for invalid values and ``BackendUnavailableError`` (exit 4) when the
     requested backend does not work and fallback is disabled.
     """
-    env = load_environment(os.environ if environ is None else environ, env_file, Path.cwd() if cwd is None else cwd)
-    request = resolve_request(
-        env, gpu_backend=gpu_backend, optimization_level=optimization_level, no_fallback=no_fallback
-    )
-    request = replace(request, compute_type=compute_type)
+    request = requested(gpu_backend, optimization_level, no_fallback, env_file, compute_type, environ=environ, cwd=cwd)
     detected = machine is None
     if machine is None:
         enable_mps_fallback()
