@@ -15,7 +15,6 @@ import json
 import logging
 import os
 import shutil
-import stat
 import subprocess
 import tempfile
 import threading
@@ -27,6 +26,7 @@ import numpy as np
 
 from whisper_subtitler.channels import AUTO, ChannelUse, choose_channel
 from whisper_subtitler.errors import InputError, MissingRequirementError
+from whisper_subtitler.inputs import check_input
 from whisper_subtitler.types import SAMPLE_RATE, Audio
 
 log = logging.getLogger(__name__)
@@ -60,30 +60,6 @@ def ffmpeg_binary(name: str = "ffmpeg") -> str:
             "Windows: winget install ffmpeg)",
         )
     return found
-
-
-def check_input(path: Path) -> Path:
-    """Refuse what cannot be a media file before ffmpeg sees it; returns the absolute path.
-
-    Raises ``InputError`` for a missing file, a dangling symlink or loop, a directory, a FIFO or device,
-    an unreadable file and a zero-byte file.
-    """
-    try:
-        st = path.stat()  # follows symlinks: a dangling link or a loop fails here
-    except FileNotFoundError:
-        reason = "dangling symbolic link" if path.is_symlink() else "no such file"
-        raise InputError(f"{path}: {reason}") from None
-    except OSError as e:  # ELOOP, EACCES on a parent, ...
-        raise InputError(f"{path}: {e.strerror or e}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise InputError(f"{path}: is a directory (use --recursive to process the files in it)")
-    if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"{path}: not a regular file (FIFO, socket or device)")
-    if st.st_size == 0:
-        raise InputError(f"{path}: empty file (0 bytes)")
-    if not os.access(path, os.R_OK):
-        raise InputError(f"{path}: permission denied")
-    return path.absolute()
 
 
 def ffmpeg_url(path: Path) -> str:

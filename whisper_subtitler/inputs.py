@@ -1,16 +1,20 @@
 """Which files a run processes: paths, quoted globs, folders (``--recursive``) and ``-`` for a list on stdin.
 
 Nothing here opens a file: a path that does not exist or cannot be read is kept, so that the pipeline reports it
-with its reason and the rest of the batch goes on.
+with its reason and the rest of the batch goes on. ``check_input`` is that reason, found with ``stat`` alone (no
+numpy, no ffmpeg), so that a batch whose inputs all fail is answered before anything is loaded (``cli.precheck``).
 """
 
 from __future__ import annotations
 
 import glob
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TextIO
+
+from whisper_subtitler.errors import InputError
 
 # Extensions picked up from folders with --recursive (lower case, without dot): common video and audio containers.
 MEDIA_EXTENSIONS = (
@@ -113,3 +117,27 @@ def take_shard(sources: Sequence[Path], k: int, n: int) -> list[Path]:
     list cover each file exactly once, whichever machine computes them from the same list (a Slurm job array, a
     Kubernetes indexed Job). A share may be empty when there are fewer files than shares."""
     return sorted(sources, key=str)[k - 1 :: n]
+
+
+def check_input(path: Path) -> Path:
+    """Refuse what cannot be a media file before ffmpeg sees it; returns the absolute path.
+
+    Raises ``InputError`` for a missing file, a dangling symlink or loop, a directory, a FIFO or device,
+    an unreadable file and a zero-byte file.
+    """
+    try:
+        st = path.stat()  # follows symlinks: a dangling link or a loop fails here
+    except FileNotFoundError:
+        reason = "dangling symbolic link" if path.is_symlink() else "no such file"
+        raise InputError(f"{path}: {reason}") from None
+    except OSError as e:  # ELOOP, EACCES on a parent, ...
+        raise InputError(f"{path}: {e.strerror or e}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(f"{path}: is a directory (use --recursive to process the files in it)")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{path}: not a regular file (FIFO, socket or device)")
+    if st.st_size == 0:
+        raise InputError(f"{path}: empty file (0 bytes)")
+    if not os.access(path, os.R_OK):
+        raise InputError(f"{path}: permission denied")
+    return path.absolute()

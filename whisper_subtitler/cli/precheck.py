@@ -2,7 +2,7 @@
 
 Before its first file, ``transcribe`` probes the machine (torch), checks the diarization pipeline (pyannote.audio)
 and loads Whisper, so that a bad ``--model`` ends the run once instead of failing every file. When no input can be
-read at all (missing, a directory, empty, not a regular file, unreadable: ``audio.check_input``), that is seconds
+read at all (missing, a directory, empty, not a regular file, unreadable: ``inputs.check_input``), that is seconds
 of work to say "no such file". ``unreadable_batch`` sees this first, and returns a stand-in for the pipeline whose
 every file fails with its reason, the same lines on stderr, the same ``--json`` summary and exit code 1
 (``runner.BatchSummary.exit_code``).
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from whisper_subtitler.cli.options import ExecutorName
 from whisper_subtitler.errors import InputError
+from whisper_subtitler.inputs import check_input
 
 if TYPE_CHECKING:
     from whisper_subtitler.cli.args import SubtitlerOptions, TranscribeArgs
@@ -53,7 +54,7 @@ class UnreadableInputs:
 
 
 def unreadable_batch(args: TranscribeArgs, sources: Sequence[Path]) -> UnreadableInputs | None:
-    """The stand-in pipeline when every one of ``sources`` fails ``audio.check_input`` and none could be skipped,
+    """The stand-in pipeline when every one of ``sources`` fails ``inputs.check_input`` and none could be skipped,
     once the checks that could end the run first have passed (see the module docstring); ``None`` when the batch
     needs the real pipeline. Raises what those checks raise: ``UsageError`` (exit 2), ``BackendUnavailableError``
     (exit 4), ``MissingRequirementError`` (exit 3)."""
@@ -61,8 +62,6 @@ def unreadable_batch(args: TranscribeArgs, sources: Sequence[Path]) -> Unreadabl
     ray = args.executor is not ExecutorName.LOCAL or any(value is not None for value in ray_options)
     if args.dry_run or args.burn_in or ray:
         return None
-    from whisper_subtitler.audio import check_input
-
     errors: dict[Path, InputError] = {}
     for source in sources:
         try:
