@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from whisper_subtitler.cues import CueOptions, build_cues
-from whisper_subtitler.cues.guards import clean_transcript
+from whisper_subtitler.cues.guards import clean_transcript, log_removals, with_removals
 from whisper_subtitler.decoding.code_switching import main_language
 from whisper_subtitler.models.holder import ModelHolder
 from whisper_subtitler.outputs import output_path, write_subtitles
@@ -32,7 +32,7 @@ from whisper_subtitler.stages import OnStage, Stage, StageTimer
 from whisper_subtitler.transcription import Decoding, Region, TranscribeOptions, new_transcript
 from whisper_subtitler.transcription.batched import BatchedDecoding
 from whisper_subtitler.transcription.pauses import start_after_pauses
-from whisper_subtitler.types import Audio, Cue, Segment, Transcript
+from whisper_subtitler.types import Audio, Cue, Removal, Segment, Transcript
 from whisper_subtitler.vad import pauses, speech_regions, tight_regions
 from whisper_subtitler.video import video_targets, write_video_copies
 from whisper_subtitler.video.run import require_subtitle_filter
@@ -178,7 +178,9 @@ class Pipeline:
             timer.start(Stage.DIARIZE)
             transcript = self._diarize(transcribed.audio, transcript, transcribed.speech)
         timer.start(Stage.CUES)
-        cues = build_cues(transcript, self.options.cues, speech=transcribed.speech)
+        removed: list[Removal] = []
+        cues = build_cues(transcript, self.options.cues, speech=transcribed.speech, removed=removed)
+        transcript = with_removals(transcript, removed)
         return Subtitled(transcript, tuple(cues), transcribed.speech)
 
     def process(self, source: Path, on_stage: OnStage = lambda stage, fraction=None: None) -> FileResult:
@@ -201,6 +203,7 @@ class Pipeline:
         targets = list(zip(self.options.formats, self.outputs_for(source)))
         written, kept = self.write_subtitles(transcript, cues, targets)
         log_faults(source.name, cues, self.options.cues, transcript.language or None, transcript.duration)
+        log_removals(source.name, transcript.removed)
         if videos := self._video_targets(source):
             timer.start(Stage.VIDEO)
             o = self.options
@@ -216,6 +219,7 @@ class Pipeline:
             speakers=transcript.speakers,
             channel=transcript.channel,
             unheard_speech=unheard_in(transcript, subtitled.speech),
+            removed=transcript.removed,
             timings=timer.stop(),
         )
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from whisper_subtitler.channels import ChannelUse
 from whisper_subtitler.errors import SubtitlerError
-from whisper_subtitler.types import StrEnum
+from whisper_subtitler.types import Removal, StrEnum
 
 
 class FileStatus(StrEnum):
@@ -23,7 +23,8 @@ class FileResult:
     """The outcome for one input: ``outputs`` written, ``skipped_outputs`` kept as they were, ``error`` the one-line
     reason of a failure; ``duration`` in audio seconds, ``timings`` wall seconds per stage (``stages.Stage``);
     ``unheard_speech`` the stretches ``(start, end)`` (seconds) where the VAD heard speech and the subtitles have no
-    word (``quality.coverage.unheard_speech``)."""
+    word (``quality.coverage.unheard_speech``); ``removed`` the words the hallucination guards removed on purpose
+    (``types.Removal``), which the ``--json`` summary counts and lists."""
 
     source: Path
     status: FileStatus
@@ -36,6 +37,7 @@ class FileResult:
     speakers: tuple[str, ...] = ()
     channel: ChannelUse | None = None  # the audio channel transcribed, and why (channels.choose_channel)
     unheard_speech: tuple[tuple[float, float], ...] = ()
+    removed: tuple[Removal, ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
 
     @classmethod

@@ -64,6 +64,10 @@ class BatchSummary:
                     "speakers": list(r.speakers),
                     "audio_channel": {"used": r.channel.used, "reason": r.channel.reason} if r.channel else None,
                     "unheard_speech": [list(stretch) for stretch in r.unheard_speech],
+                    "removed_count": len(r.removed),
+                    "removed": [
+                        {"reason": x.reason, "start": x.start, "end": x.end, "stage": x.stage} for x in r.removed
+                    ],
                     "timings": r.timings,
                     "error": r.error,
                 }

@@ -29,9 +29,10 @@ from whisper_subtitler.align.refine import not_found, snap_to_pauses
 from whisper_subtitler.align.script import read_script
 from whisper_subtitler.align.words import script_words, sentence_text
 from whisper_subtitler.cues import CueOptions, build_cues
+from whisper_subtitler.cues.guards import with_removals
 from whisper_subtitler.errors import UsageError
 from whisper_subtitler.outputs import output_path, write_subtitles
-from whisper_subtitler.types import Audio, Segment, Transcript, Word
+from whisper_subtitler.types import Audio, Removal, Segment, Transcript, Word
 from whisper_subtitler.vad import pauses, tight_regions
 from whisper_subtitler.writers import FORMATS, WriterOptions
 
@@ -264,7 +265,9 @@ def align_media(media: Path, transcript_path: Path, options: AlignOptions, selec
         transcript = _diarize(transcript, audio, speech, options, selection)
         stage("diarize")
     cue_options = replace(options.cues, min_cue_probability=0.0, max_repeats=REPEATS_KEPT)
-    cues = build_cues(transcript, cue_options, speech=speech)
+    removed: list[Removal] = []
+    cues = build_cues(transcript, cue_options, speech=speech, removed=removed)
+    transcript = with_removals(transcript, removed)
     in_cues = sum(len(c.words) for c in cues)
     if in_cues < len(keep):
         log.warning(

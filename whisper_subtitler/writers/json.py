@@ -4,8 +4,11 @@ Schema (``"schema": "whisper-subtitler/transcript"``, ``"version": 1``), times i
 ``source``, ``language``, ``task``, ``model``, ``duration``, ``speakers`` (labels in order of appearance),
 ``text``, ``segments`` (``start``, ``end``, ``text``, ``speaker``, ``language``, ``avg_logprob``,
 ``compression_ratio``, ``no_speech_prob``, ``words``: ``text``, ``start``, ``end``, ``probability``, ``speaker``),
-``turns`` (``start``, ``end``, ``speaker``) and ``cues`` as the subtitle files show them (``start``, ``end``,
-``lines``, ``speaker``, ``language``). ``language`` at the top is the file's main language (the one spoken longest);
+``turns`` (``start``, ``end``, ``speaker``), ``cues`` as the subtitle files show them (``start``, ``end``,
+``lines``, ``speaker``, ``language``) and ``removed``: the words the hallucination guards removed on purpose
+(``reason``, ``start``, ``end``, ``text``, ``stage``; ``types.Removal``). Every word of ``segments`` is in a cue or
+in a ``removed`` entry of stage ``cues``; stage ``transcript`` words were removed before the segments.
+``language`` at the top is the file's main language (the one spoken longest);
 each segment and cue has the language it was decoded in (ISO 639-1). Stage timings (wall seconds) are not
 written: the same input and options give the same file, byte for byte; the ``--json`` summary of a run carries
 them. An older file's ``timings`` are still read.
@@ -25,7 +28,7 @@ from typing import Any
 
 from whisper_subtitler.channels import describe, from_description
 from whisper_subtitler.errors import InputError
-from whisper_subtitler.types import Cue, Segment, SpeakerTurn, Transcript, Word
+from whisper_subtitler.types import Cue, Removal, Segment, SpeakerTurn, Transcript, Word
 from whisper_subtitler.writers.base import Writer, WriterOptions
 
 SCHEMA = "whisper-subtitler/transcript"
@@ -91,6 +94,10 @@ def transcript_to_dict(transcript: Transcript, cues: Sequence[Cue] = ()) -> dict
             }
             for c in cues
         ],
+        "removed": [
+            {"reason": r.reason, "start": _num(r.start), "end": _num(r.end), "text": r.text, "stage": r.stage}
+            for r in transcript.removed
+        ],
     }
 
 
@@ -154,6 +161,10 @@ def transcript_from_dict(data: Mapping[str, Any]) -> Transcript:
             SpeakerTurn(_float(t["start"]), _float(t["end"]), str(t["speaker"])) for t in data.get("turns") or ()
         ),
         timings={str(k): float(v) for k, v in (data.get("timings") or {}).items()},
+        removed=tuple(
+            Removal(str(r["reason"]), _float(r["start"]), _float(r["end"]), str(r["text"]), str(r.get("stage", "cues")))
+            for r in data.get("removed") or ()
+        ),
     )
 
 
