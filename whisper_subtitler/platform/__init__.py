@@ -17,15 +17,36 @@ import logging
 import os
 from collections.abc import Mapping
 from dataclasses import replace
+from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from whisper_subtitler.platform.batch_advice import BatchAdvice, recommend_batch_size
 from whisper_subtitler.platform.environment import Request, load_environment, resolve_request
 from whisper_subtitler.platform.machine import Backend, BackendName, Device, Machine, Probe, describe, with_free_memory
-from whisper_subtitler.platform.mps import enable_mps_fallback, prepare_model
-from whisper_subtitler.platform.optimize import OptimizationReport, StepResult, apply_optimizations, plan_optimizations
 from whisper_subtitler.platform.select import Selection, select
 from whisper_subtitler.platform.tune import TuneResult, tune, tuning_key
+
+if TYPE_CHECKING:
+    from whisper_subtitler.platform.mps import enable_mps_fallback, prepare_model
+    from whisper_subtitler.platform.optimize import (
+        OptimizationReport,
+        StepResult,
+        apply_optimizations,
+        plan_optimizations,
+    )
+
+# Imported on first use (PEP 562), so that reading the flags and printing help need neither: the names of ``mps``
+# and ``optimize`` (with ``allocator``'s ctypes). ``select`` and ``tune`` stay above: their submodules' names would
+# shadow the functions once imported.
+_LAZY = {
+    "enable_mps_fallback": "mps",
+    "prepare_model": "mps",
+    "OptimizationReport": "optimize",
+    "StepResult": "optimize",
+    "apply_optimizations": "optimize",
+    "plan_optimizations": "optimize",
+}
 
 __all__ = [
     "Backend",
@@ -43,6 +64,7 @@ __all__ = [
     "configure",
     "describe",
     "detect",
+    "enable_mps_fallback",
     "plan_optimizations",
     "prepare_model",
     "recommend_batch_size",
@@ -54,6 +76,13 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+
+def __getattr__(name: str) -> Any:
+    """The names of ``_LAZY``, imported from their submodules on first use."""
+    if name in _LAZY:
+        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def detect(free_memory_for: int | None = None) -> Machine:
@@ -125,6 +154,8 @@ def configure(
     request = requested(gpu_backend, optimization_level, no_fallback, env_file, compute_type, environ=environ, cwd=cwd)
     detected = machine is None
     if machine is None:
+        from whisper_subtitler.platform.mps import enable_mps_fallback
+
         enable_mps_fallback()
         machine = detect()
     selection = select(request, machine, model)
