@@ -102,3 +102,15 @@ def test_laying_out_a_read_transcript_again_replaces_the_cue_stage_record():
     )
     cues, removed = built(t, options=CueOptions())
     assert with_removals(t, removed).removed == (Removal("squashed", 3.0, 3.1, "a b c", "transcript"),)
+
+
+def test_the_plain_text_leaves_out_what_the_cues_leave_out():
+    from whisper_subtitler.writers import WriterOptions
+    from whisper_subtitler.writers.txt import TxtWriter
+
+    real = words_of("We are recording now.", 0.0)
+    over_silence = words_of("Thanks for watching!", 20.0)
+    t = transcript_of(real + over_silence)  # one segment holding both
+    cues, removed = built(t, speech=[(0.0, 2.0)])
+    text = TxtWriter().render(with_removals(t, removed), cues, WriterOptions())
+    assert text == "We are recording now.\n"

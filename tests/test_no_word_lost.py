@@ -20,7 +20,7 @@ from tests import media_multilingual as mm
 from tests.conftest import run_cli
 from tests.media_conversation import rearranged_conversation
 from tests.media_speech import two_voice_clip
-from whisper_subtitler.cues.guards import unaccounted
+from whisper_subtitler.cues.guards import shown_words, unaccounted
 from whisper_subtitler.quality import read_subtitles
 from whisper_subtitler.quality.rules import strip_prefix
 from whisper_subtitler.writers.json import transcript_from_dict
@@ -48,6 +48,11 @@ def make(kind: str, folder: Path) -> tuple[Path, tuple[str, ...]]:
         mm.build(folder / "ten.wav", ten_clips(31), gaps=(0.3, 0.6), seed=31)
         return folder / "ten.wav", ("--no-diarize",)
     return two_voice_clip(folder / "voices.wav").wav, ()
+
+
+def squashed(texts) -> str:
+    """Text without case, punctuation or spaces: line breaks and layouts compare alike."""
+    return "".join(re.sub(r"[\W_]+", "", t.lower()) for t in texts)
 
 
 def shown_lines(path: Path) -> list[str]:
@@ -85,8 +90,11 @@ def test_every_word_of_the_transcript_is_in_the_subtitles_or_recorded_as_removed
     stem, data = run
     transcript = transcript_from_dict(data)
     assert transcript.words, "the file was transcribed"
-    lost = unaccounted(transcript.words, shown_lines(stem.with_suffix(f".{fmt}")), transcript.removed)
+    lines = shown_lines(stem.with_suffix(f".{fmt}"))
+    lost = unaccounted(transcript.words, lines, transcript.removed)
     assert lost == [], [(w.start, w.text) for w in lost]
+    kept = shown_words(transcript.words, transcript.removed)
+    assert squashed(w.text for w in kept) == squashed(lines), "the files show exactly the words kept, no more"
     for r in data["removed"]:
         assert r["reason"] and r["text"] and r["start"] <= r["end"] and r["stage"] in ("cues", "transcript")
 

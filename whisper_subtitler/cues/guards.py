@@ -98,6 +98,24 @@ def _tokens(text: str) -> list[str]:
     return out
 
 
+def shown_words(words: Sequence[Word], removed: Sequence[Removal]) -> list[Word]:
+    """``words`` without those a ``Removal`` of stage ``"cues"`` accounts for (its span holds the word, its text has
+    it): the words the subtitle files show, in order."""
+    spans = sorted((r.start, r.end, _tokens(r.text)) for r in removed if r.stage == "cues")
+    if not spans:
+        return list(words)
+    starts = [a for a, _, _ in spans]
+
+    def is_removed(w: Word) -> bool:
+        keys = _tokens(w.text)
+        for _start, b, text in spans[: bisect.bisect_right(starts, w.start + 1e-6)]:
+            if w.end <= b + 1e-6 and all(k in text for k in keys):
+                return True
+        return False
+
+    return [w for w in words if not is_removed(w)]
+
+
 def unaccounted(words: Sequence[Word], shown: Sequence[str], removed: Sequence[Removal] = ()) -> list[Word]:
     """The words of ``words`` (a transcript's, in time order) that are neither in the ``shown`` text (the cues'
     lines, in order, speaker labels and dashes stripped) nor recorded in ``removed`` (a removal whose span holds the
@@ -108,13 +126,7 @@ def unaccounted(words: Sequence[Word], shown: Sequence[str], removed: Sequence[R
     in scripts written without spaces)."""
     import difflib
 
-    spans = sorted((r.start, r.end, _tokens(r.text)) for r in removed)
-
-    def is_removed(w: Word) -> bool:
-        keys = _tokens(w.text)
-        return any(a - 1e-6 <= w.start and w.end <= b + 1e-6 and all(k in text for k in keys) for a, b, text in spans)
-
-    kept = [w for w in words if not (spans and is_removed(w))]
+    kept = shown_words(words, removed)
     if "".join(_norm(w.text).replace(" ", "") for w in kept) == "".join(_norm(t).replace(" ", "") for t in shown):
         return []
     said = [(k, w) for w in kept for k in _tokens(w.text)]

@@ -1,5 +1,8 @@
 """Plain text transcript: one line per segment (as openai-whisper's ``WriteTXT``), not cue-based.
 
+It shows the words the subtitle files show: a segment's words that a hallucination guard removed (the transcript's
+``removed`` record of stage ``cues``, ``cues.guards.shown_words``) are left out of its line, as they are of the cues.
+
 With speakers, a segment is cut where the speaker changes; what starts a line follows the speaker style
 (``WriterOptions.speaker_style``, ``cues.labels.line_prefixes``): ``change`` puts the label ``[SPEAKER_00]: ``
 on the first line and at each speaker change only, ``label`` on every line (whisperX), ``dash`` a dash
@@ -9,7 +12,9 @@ on the first line and at each speaker change only, ``label`` on every line (whis
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
+from whisper_subtitler.cues.guards import shown_words
 from whisper_subtitler.cues.labels import line_prefixes
 from whisper_subtitler.types import Cue, Segment, Transcript
 from whisper_subtitler.writers.base import Writer, WriterOptions
@@ -37,7 +42,11 @@ class TxtWriter(Writer):
 
     def render(self, transcript: Transcript, cues: Sequence[Cue], options: WriterOptions) -> str:
         lines: list[tuple[str | None, str]] = []
+        alive = {id(w) for w in shown_words(transcript.words, transcript.removed)}
         for seg in transcript.segments:
+            if not all(id(w) in alive for w in seg.words):
+                words = tuple(w for w in seg.words if id(w) in alive)
+                seg = replace(seg, words=words, text="".join(w.text for w in words))
             for speaker, text in speaker_runs(seg):
                 text = " ".join(text.split())
                 if text:
