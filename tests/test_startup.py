@@ -47,9 +47,11 @@ def messages(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if not line.startswith("import time:")]
 
 
-def traced(cli, *args: str, cwd: Path) -> tuple[subprocess.CompletedProcess, set[str]]:
-    """``whisper-subtitler ARGS`` as a real process, with the modules it imported."""
-    result = cli(*args, cwd=cwd, env={"PYTHONPROFILEIMPORTTIME": "1"})
+def traced(
+    cli, *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """``whisper-subtitler ARGS`` as a real process (with ``env`` added), with the modules it imported."""
+    result = cli(*args, cwd=cwd, env={**(env or {}), "PYTHONPROFILEIMPORTTIME": "1"})
     return result, imported(result.stderr)
 
 
@@ -154,3 +156,22 @@ def test_the_copied_language_table_is_whispers():
         v = value.lower()
         assert whisper_code(value) == (v if v in LANGUAGES else TO_LANGUAGE_CODE[v])
     assert whisper_code("klingon") is None and whisper_code("") is None
+
+
+def test_a_requirement_asked_for_is_still_checked_before_the_inputs(cli, tmp_path):
+    """Speakers asked for with a pipeline that cannot be fetched (offline): exit 3 and its reason, as in a full run,
+    not the missing input's exit 1; still no Whisper loaded."""
+    result, modules = traced(
+        cli,
+        "transcribe",
+        "missing.mp4",
+        "--diarization-model",
+        "pyannote/speaker-diarization-community-1",
+        cwd=tmp_path,
+        env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")},
+    )
+    assert result.returncode == 3, result.stderr
+    lines = messages(result.stderr)
+    assert lines[0].startswith("error:") and "pyannote/speaker-diarization-community-1" in lines[0], lines
+    assert not any(line.startswith("failed:") for line in lines)
+    assert "whisper" not in heavy(modules)
