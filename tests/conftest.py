@@ -9,6 +9,10 @@ import pytest
 
 from tests import media
 
+# Every cue built in the suite, in this process and in the CLI processes it starts, is held to the rule that no word
+# of the transcript is lost without a guard's record (cues.builder raises instead of logging).
+os.environ.setdefault("WHISPER_SUBTITLER_STRICT", "1")
+
 
 @pytest.fixture(scope="session")
 def media_dir(tmp_path_factory) -> Path:

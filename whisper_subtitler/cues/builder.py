@@ -23,6 +23,7 @@ Pure Python: no torch, no numpy, no ffmpeg. About 1 ms per 100 words.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -55,6 +56,7 @@ from whisper_subtitler.types import Cue, Removal, Transcript, Word
 
 logger = logging.getLogger(__name__)
 
+STRICT_ENV = "WHISPER_SUBTITLER_STRICT"  # set (the test suite does): a word lost between transcript and cues raises
 CUE_COST = 4.0  # fixed cost of one more cue
 SHORTFALL_COST = 40.0  # cost of a cue that gets none of the time it needs (scaled by the missing fraction)
 PAUSE_BONUS = 4.0  # bonus of a boundary at a pause as long as ``pause``
@@ -229,7 +231,9 @@ def build_cues(
 
     ``removed``, when given, is extended with a ``Removal`` (stage ``"cues"``) for every run of words of the
     transcript's segments that a guard kept out of the cues. Every other word is in a cue; a word found in neither
-    (``guards.unaccounted``) would be a bug and is logged as an error.
+    (``guards.unaccounted``) would be a bug: it is logged as an error, and raises ``AssertionError`` when the
+    environment variable ``WHISPER_SUBTITLER_STRICT`` is set (the test suite sets it, so every file any test
+    transcribes is held to the rule).
     """
     record: list[Removal] = []
     spaceless = options.spaceless
@@ -301,7 +305,10 @@ def build_cues(
     )
     record.sort(key=lambda r: (r.start, r.end))
     if lost := unaccounted(transcript.words, [line for c in cues for line in c.lines], record):
-        logger.error("words in no cue and removed by no guard: %s", "".join(w.text for w in lost)[:200])
+        message = f"words in no cue and removed by no guard: {''.join(w.text for w in lost)[:200]}"
+        if os.environ.get(STRICT_ENV):
+            raise AssertionError(message)
+        logger.error(message)
     if removed is not None:
         removed.extend(record)
     return cues
