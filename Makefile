@@ -2,6 +2,7 @@
 #   make demo    install, then subtitle the example video (speech made with espeak-ng, video with ffmpeg)
 #   make test    install with the test extras, run `make lint`, then the whole test suite (slow tests included)
 #   make lint    ruff (lint and format check) and mypy, configured in pyproject.toml
+#   make dist    the sdist and the wheel into dist/ (README "Install": pip install dist/whisper_subtitler-*.whl)
 #   make bench   speed and memory against openai-whisper and faster-whisper, and speaker diarization against
 #                pyannote's own pipeline (docs/benchmarks.md), memory per batch row (docs/memory-cpu.json), and
 #                speakers on real conversations, clean, under music and noise, and long (docs/speakers-benchmark.json;
@@ -21,7 +22,7 @@ PIP     := $(PY) -m pip
 EXTRAS  ?= diarize,tiny
 CONSTRAINTS := $(VENV)/torch-constraints.txt
 
-.PHONY: install install-test lint demo test test-fast bench bench-memory bench-multilingual bench-serve long-clip cue-stats clean
+.PHONY: install install-test lint demo test test-fast dist bench bench-memory bench-multilingual bench-serve long-clip cue-stats clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -102,6 +103,17 @@ long-clip: install-test
 
 cue-stats: install
 	$(PY) bench/cue_stats.py $(TRANSCRIPT)
+
+# The sdist, then the wheel built from it (as `python -m build` does: a file the sdist lacks fails here), into $(DIST).
+# setuptools from $(VENV), no build isolation and no index: offline once setuptools is there (tests/test_wheel.py).
+DIST ?= dist
+dist: | $(PY)
+	$(PIP) install --quiet "setuptools>=77"
+	mkdir -p $(DIST)
+	rm -f $(DIST)/whisper_subtitler-*
+	$(PY) -c "import sys, setuptools.build_meta as b; b.build_sdist(sys.argv[1])" $(DIST) > /dev/null
+	$(PIP) wheel --quiet --no-deps --no-build-isolation --no-index --no-cache-dir -w $(DIST) $(DIST)/whisper_subtitler-*.tar.gz
+	@ls -1 $(DIST)/whisper_subtitler-*
 
 clean:
 	rm -rf $(VENV) examples/media examples/output .pytest_cache .ruff_cache .mypy_cache .bench-work
