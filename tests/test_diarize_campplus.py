@@ -90,7 +90,8 @@ def test_onnx_runtime_frames_equal_torch_frames_on_real_speech(model, tmp_path, 
     network = FrameNetwork(model.campplus).eval()
     session = cpu_session(network, model.checkpoint, tmp_path)
     assert session is not None
-    assert [p.name for p in tmp_path.iterdir()] == [f"campplus-frames-{onnx_trunk.export_key(model.checkpoint)}.onnx"]
+    name = f"campplus-frames-{onnx_trunk.export_key(model.checkpoint)}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{name}.check.npy", f"{name}.onnx"]
     with torch.inference_mode():
         expected = model.forward_frames(batch)
         got = model._frames_on_all_cores(batch, session)
@@ -103,6 +104,50 @@ def test_onnx_runtime_frames_equal_torch_frames_on_real_speech(model, tmp_path, 
     monkeypatch.setattr(onnx_trunk, "export", no_export)
     other = CAMPPlusEmbedding.from_checkpoint()
     assert cpu_session(FrameNetwork(other.campplus).eval(), other.checkpoint, tmp_path) is not None
+
+
+def test_cached_onnx_export_is_checked_against_its_record_without_torch(model, tmp_path, monkeypatch):
+    """A later process checks the cached export against the torch output recorded at export time, without running
+    CAM++ on torch (issue 48: 0.3-0.5 s per diarized process); an export that no longer matches its record, or a
+    record that is damaged, is checked against torch again (and the export redone when it differs)."""
+    import numpy as np
+
+    from whisper_subtitler.diarize import onnx_trunk
+    from whisper_subtitler.diarize.onnx_trunk import FrameNetwork, check_record, cpu_session
+
+    network = FrameNetwork(model.campplus).eval()
+    first = cpu_session(network, model.checkpoint, tmp_path)
+    assert first is not None
+    target = tmp_path / f"campplus-frames-{onnx_trunk.export_key(model.checkpoint)}.onnx"
+    record = check_record(target)
+    recorded = np.load(record)
+    assert recorded.shape == (1, 512, 150)
+
+    class NoTorch(FrameNetwork):
+        def forward(self, features):
+            raise AssertionError("the record should have been used, not torch")
+
+    def no_export(network):
+        raise AssertionError("the cached export should have been used")
+
+    monkeypatch.setattr(onnx_trunk, "export", no_export)
+    assert cpu_session(NoTorch(model.campplus).eval(), model.checkpoint, tmp_path) is not None
+
+    # a record that the export does not match: the export is made again (and checked against torch)
+    np.save(record, recorded + 1.0)
+    monkeypatch.undo()
+    exports = []
+    real_export = onnx_trunk.export
+    monkeypatch.setattr(onnx_trunk, "export", lambda network: exports.append(1) or real_export(network))
+    assert cpu_session(network, model.checkpoint, tmp_path) is not None
+    assert exports == [1]
+    np.testing.assert_allclose(np.load(record), recorded, rtol=1e-6, atol=1e-6)
+
+    # a damaged record: torch checks the export, no new export, and the record is written again
+    record.write_bytes(b"damaged")
+    assert cpu_session(network, model.checkpoint, tmp_path) is not None
+    assert exports == [1]
+    np.testing.assert_allclose(np.load(record), recorded, rtol=1e-6, atol=1e-6)
 
 
 def test_onnx_runtime_path_falls_back_to_torch(model, tmp_path, monkeypatch, caplog):

@@ -15,7 +15,7 @@ ResNets, with pyannote's own ``StatsPool`` in place of CAM++'s unweighted one.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -141,12 +141,25 @@ class CAMPPlusEmbedding(Model):
     ) -> torch.Tensor:
         """:meth:`forward_frames` (inference only), or ``network`` applied to the filterbank features
         ``(batch, 80, n_fbank_frames)``; on the CPU, windows are split over torch's threads, each part computed
-        single-threaded in its own worker.
+        single-threaded in its own worker (:meth:`_many_on_all_cores` of one batch).
 
         CAM++'s many medium-sized convolutions parallelise poorly inside one operation: threads wait for each
         other at every operation, which collapses when other processes share the cores (30 s sample on 2 busy
         vCPUs: embeddings 34 s with two intra-op threads, 9 s with one). Independent workers never wait.
         The thread count is restored afterwards.
+        """
+        return self._many_on_all_cores([waveforms], network)[0]
+
+    def _many_on_all_cores(
+        self, batches: Sequence[torch.Tensor], network: Callable[[torch.Tensor], torch.Tensor] | None = None
+    ) -> list[torch.Tensor]:
+        """:meth:`_frames_on_all_cores` of each of ``batches`` (``(batch, 1, n_samples)`` each; lengths may differ
+        between batches), with the parts of all batches in one pool of workers: a batch of one waveform no longer
+        leaves the other cores idle while it runs (the speakers' stretches of :mod:`.reassign`, one length each).
+
+        Each batch is split into the same parts as on its own (``torch.tensor_split`` over ``min(threads, batch)``
+        parts) and each part is computed on one thread, so every output equals, bit for bit, what
+        :meth:`_frames_on_all_cores` gives for that batch alone; only the order in which parts run changes.
         """
 
         def work(part: torch.Tensor) -> torch.Tensor:
@@ -156,15 +169,23 @@ class CAMPPlusEmbedding(Model):
                 return network(self.compute_fbank(part).permute(0, 2, 1))
 
         threads = torch.get_num_threads()
-        workers = min(threads, len(waveforms))
-        if waveforms.device.type != "cpu" or workers < 2:
-            return work(waveforms)
+        if threads < 2 or any(b.device.type != "cpu" for b in batches):
+            return [work(b) for b in batches]
+        parts = [list(torch.tensor_split(b, max(1, min(threads, len(b))))) for b in batches]
+        flat = [part for batch_parts in parts for part in batch_parts]
+        if len(flat) < 2:
+            return [work(b) for b in batches]
         torch.set_num_threads(1)
         try:
-            with ThreadPoolExecutor(workers, thread_name_prefix="campplus") as pool:
-                return torch.cat(list(pool.map(work, torch.tensor_split(waveforms, workers))))
+            with ThreadPoolExecutor(min(threads, len(flat)), thread_name_prefix="campplus") as pool:
+                done = list(pool.map(work, flat))
         finally:
             torch.set_num_threads(threads)
+        outputs, first = [], 0
+        for batch_parts in parts:
+            outputs.append(torch.cat(done[first : first + len(batch_parts)]))
+            first += len(batch_parts)
+        return outputs
 
     def frames(self, waveforms: torch.Tensor) -> torch.Tensor:
         """:meth:`forward_frames` for inference, with the CPU threading of :meth:`_frames_on_all_cores`:
@@ -172,6 +193,15 @@ class CAMPPlusEmbedding(Model):
         Runtime when it can (:meth:`onnx_frames`); the outputs equal torch's to about 2e-5."""
         network = self.onnx_frames() if waveforms.device.type == "cpu" else None
         return self._frames_on_all_cores(waveforms, network)
+
+    def frames_of_many(self, batches: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """:meth:`frames` of each of ``batches`` (``(batch_i, 1, n_samples_i)``, on one device), computed together
+        on every core (:meth:`_many_on_all_cores`): ``[(batch_i, 512, n_frames_i), ...]``, each equal bit for bit to
+        ``frames(batches[i])``."""
+        if not batches:
+            return []
+        network = self.onnx_frames() if batches[0].device.type == "cpu" else None
+        return self._many_on_all_cores(batches, network)
 
     def embed_frames(self, frames: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
         """Embeddings ``(batch, 192)`` of frame-level features ``(batch, 512, n_frames)`` pooled with ``weights``

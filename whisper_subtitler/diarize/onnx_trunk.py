@@ -70,6 +70,7 @@ class OnnxFrameNetwork:
         options.log_severity_level = 3  # errors only: ORT's warnings about unused initialisers are noise here
         source = str(model) if isinstance(model, Path) else model
         self.session = ort.InferenceSession(source, sess_options=options, providers=["CPUExecutionProvider"])
+        self.expected: torch.Tensor | None = None  # torch's output on the check's input, once checked
 
     def __call__(self, features: torch.Tensor) -> torch.Tensor:
         inputs = {"features": np.ascontiguousarray(features.detach().cpu().numpy(), dtype=np.float32)}
@@ -119,8 +120,14 @@ def cpu_session(
     ``directory`` (default: ``models.converted_cache_dir()``, beside the converted Whisper checkpoints), checked
     against torch on a short input.
 
+    The check runs torch once, when the export is made (or first found without its record): torch's output on
+    the fixed input is kept beside the export (``.check.npy``, 300 KB), and a later process compares the session's
+    output with that record instead of running CAM++ on torch again (0.3-0.5 s of every diarized process on 2
+    cores; issue 48).
+
     Returns ``None`` (and logs why) when ``onnx`` is not installed, or the export, the session or the check
-    fails: the caller then runs ``network`` with torch. A cache file that does not load is exported again.
+    fails: the caller then runs ``network`` with torch. A cache file that does not load or does not match its
+    record is exported again.
     """
     from whisper_subtitler.cache import converted_cache_dir
 
@@ -129,7 +136,7 @@ def cpu_session(
     try:
         if target is not None and target.is_file():
             try:
-                return _checked(OnnxFrameNetwork(target), network)
+                return _checked_cached(OnnxFrameNetwork(target), network, check_record(target))
             except Exception as exc:  # noqa: BLE001 - a damaged cache file: export it again
                 log.info("ONNX export %s does not load (%s); exporting again", target, exc)
         model = export(network)
@@ -142,19 +149,62 @@ def cpu_session(
         return None
     if target is not None:
         _write_atomically(target, model)
+        _write_atomically(check_record(target), _record(session.expected))
     return session
+
+
+def check_record(target: Path) -> Path:
+    """Where the torch output that the export ``target`` was checked against is kept: ``NAME.check.npy``."""
+    return target.with_suffix(".check.npy")
+
+
+def _check_input() -> torch.Tensor:
+    """The fixed input of the check: ``(1, 80, 300)`` standard normal features (3 s), seed 0."""
+    generator = torch.Generator().manual_seed(0)
+    return torch.randn(1, 80, 300, generator=generator)
+
+
+def _matches(session: OnnxFrameNetwork, expected: torch.Tensor) -> bool:
+    """Whether ``session`` gives ``expected`` on :func:`_check_input` (to 1e-3)."""
+    got = session(_check_input())
+    return got.shape == expected.shape and torch.allclose(got, expected, atol=1e-3, rtol=1e-3)
 
 
 def _checked(session: OnnxFrameNetwork, network: FrameNetwork) -> OnnxFrameNetwork:
-    """``session`` when it gives ``network``'s output on a fixed 3 s input (to 1e-3); ValueError otherwise."""
-    generator = torch.Generator().manual_seed(0)
-    features = torch.randn(1, 80, 300, generator=generator)
+    """``session`` when it gives ``network``'s output on a fixed 3 s input (to 1e-3), with that torch output as
+    ``session.expected``; ValueError otherwise."""
     with torch.inference_mode():
-        expected = network(features)
-    got = session(features)
-    if got.shape != expected.shape or not torch.allclose(got, expected, atol=1e-3, rtol=1e-3):
+        expected = network(_check_input())
+    if not _matches(session, expected):
         raise ValueError("the ONNX Runtime output differs from torch's")
+    session.expected = expected
     return session
+
+
+def _checked_cached(session: OnnxFrameNetwork, network: FrameNetwork, record: Path) -> OnnxFrameNetwork:
+    """``session`` of a cached export checked against its ``record`` of torch's output (no torch run), or, when the
+    record is missing or unreadable, against torch (:func:`_checked`), the record then written. ValueError when the
+    session's output differs from the record's or from torch's."""
+    try:
+        expected = torch.from_numpy(np.load(record, allow_pickle=False))
+    except (OSError, ValueError):
+        session = _checked(session, network)
+        _write_atomically(record, _record(session.expected))
+        return session
+    if not _matches(session, expected):
+        raise ValueError(f"the ONNX Runtime output differs from the record {record.name}")
+    session.expected = expected
+    return session
+
+
+def _record(expected: torch.Tensor | None) -> bytes:
+    """``expected`` (a checked session's) as the bytes of a ``.npy`` file."""
+    import io
+
+    assert expected is not None, "only a checked session has a record"
+    buffer = io.BytesIO()
+    np.save(buffer, expected.numpy(), allow_pickle=False)
+    return buffer.getvalue()
 
 
 def _write_atomically(target: Path, data: bytes) -> None:

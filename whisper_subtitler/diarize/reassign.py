@@ -51,6 +51,7 @@ MAX_TURN_SECONDS = 4.0  # s: the middle of a longer turn is embedded (flat from 
 MIN_REGION = 0.25  # s: silero-vad's shortest speech region (min_speech_duration_ms); keeps CAM++ off slivers
 LENGTH_STEP = 0.05  # s: embedded stretches are trimmed to a multiple of this, so that many have the same length
 EMBED_BATCH = 32  # stretches of audio of the same length per CAM++ call
+BATCHES_AT_ONCE = 8  # such calls computed together over the cores (their frames: at most about 40 MB)
 
 Embed = Callable[[Sequence[tuple[float, float]]], np.ndarray]  # n spans (start, end) in seconds -> (n, dimension)
 
@@ -180,8 +181,10 @@ def embedder(waveform, sample_rate: int, model) -> Embed:
     :class:`~.campplus.CAMPPlusEmbedding`, in inference mode on its own device, with its CPU path on ONNX Runtime
     when it has one). Each span is trimmed to a whole number of :data:`LENGTH_STEP` (symmetrically: at most half a
     step off each edge, which is the VAD's padding), so that spans of equal length go through CAM++ in one call
-    (0.8 s regions: 25 ms each alone, 8 ms each in a batch of 32). A span embedded once is not embedded again (the
-    speaker count's check and the re-assignment share the speakers' stretches).
+    (0.8 s regions: 25 ms each alone, 8 ms each in a batch of 32), and up to :data:`BATCHES_AT_ONCE` such batches run
+    together over every core (:meth:`~.campplus.CAMPPlusEmbedding.frames_of_many`: the speakers' stretches mostly
+    differ in length, and one at a time left the other cores idle; issue 48). A span embedded once is not embedded
+    again (the speaker count's check and the re-assignment share the speakers' stretches).
 
     Raises ValueError when ``sample_rate`` is not the model's.
     """
@@ -202,17 +205,20 @@ def embedder(waveform, sample_rate: int, model) -> Embed:
     def embed(spans: Sequence[tuple[float, float]]) -> np.ndarray:
         cuts = [cut(start, end) for start, end in spans]
         new = sorted(set(cuts) - set(known), key=lambda c: (c[1], c[0]))
+        batches = []  # stretches of one length, at most EMBED_BATCH each
         for length in sorted({length for _, length in new}):
             rows = [c for c in new if c[1] == length]
-            for done in range(0, len(rows), EMBED_BATCH):
-                batch = rows[done : done + EMBED_BATCH]
-                pieces = torch.stack([samples[first : first + length] for first, _ in batch]).unsqueeze(1)
-                with torch.inference_mode():  # model(pieces), with CAM++'s CPU path (ONNX Runtime) when it has one
-                    frames = model.frames(pieces.to(device))  # (batch, 1, length) -> (batch, channels, frames)
+            batches += [rows[done : done + EMBED_BATCH] for done in range(0, len(rows), EMBED_BATCH)]
+        for group in range(0, len(batches), BATCHES_AT_ONCE):
+            together = batches[group : group + BATCHES_AT_ONCE]
+            pieces = [torch.stack([samples[first : first + n] for first, n in b]).unsqueeze(1) for b in together]
+            with torch.inference_mode():  # model(pieces), with CAM++'s CPU path (ONNX Runtime) when it has one
+                # the batches' frame-level passes together, over every core: (batch, 1, length) -> (batch, 512, frames)
+                for batch, frames in zip(together, model.frames_of_many([p.to(device) for p in pieces])):
                     weights = torch.ones(frames.shape[0], frames.shape[-1], device=frames.device)
                     vectors = model.embed_frames(frames, weights).float().cpu().numpy()  # (batch, d)
-                for c, vector in zip(batch, vectors):
-                    known[c] = vector
+                    for c, vector in zip(batch, vectors):
+                        known[c] = vector
         if not cuts:
             return np.zeros((0, model.dimension), dtype=np.float32)
         return np.stack([known[c] for c in cuts]).astype(np.float32)
