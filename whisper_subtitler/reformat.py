@@ -53,4 +53,10 @@ def reformat(
             continue
         targets.append((fmt, target))
     written, kept = write_subtitles(transcript, cues, targets, writer_options, overwrite=overwrite)
-    return FileResult(source=source, status=FileStatus.DONE, outputs=tuple(written), skipped_outputs=tuple(kept))
+    return FileResult(
+        source=source,
+        status=FileStatus.DONE,
+        outputs=tuple(written),
+        skipped_outputs=tuple(kept),
+        removed=transcript.removed,
+    )
