@@ -263,3 +263,25 @@ def test_center_on_a_stereo_file_fails_that_file_with_exit_code_2(films, cli, tm
     assert files[film.name]["status"] == "done"
     assert files[film.name]["audio_channel"] == {"used": "FC", "reason": "--channels center"}
     assert (tmp_path / f"{film.stem}.srt").stat().st_size > 0
+
+
+def test_the_choice_follows_the_audio_track_and_language(films, tmp_path):
+    """``--audio-track`` and ``--audio-language`` pick the stream first; the channel is chosen by that stream's
+    layout (``pieces.open_stream``, what the pipeline, ``align`` and the Ray workers open)."""
+    from tests.media import ffmpeg
+    from whisper_subtitler.pieces import open_stream
+
+    both = tmp_path / "two-tracks.mkv"
+    ffmpeg("-i", str(films["stereo"]), "-i", str(films["7.1 aac mkv"]), "-map", "0:a", "-map", "1:a", "-c", "copy",
+           "-metadata:s:a:0", "language=ger", "-metadata:s:a:1", "language=eng", str(both))  # fmt: skip
+    uses = {}
+    for track, language in ((0, None), (1, None), (0, "en"), (0, "de")):
+        stream = open_stream(both, track, True, language)
+        uses[track, language] = next(stream).channel
+        stream.close()
+    assert uses[0, None] == uses[0, "de"] and uses[0, None] is not None and uses[0, None].default
+    assert uses[1, None] is not None and uses[1, None].used == "FC" and uses[1, None].layout == "7.1"
+    assert uses[0, "en"] == uses[1, None]
+    stream = open_stream(both, 1, True, None, "left")
+    assert next(stream).channel == ChannelUse("FL", "--channels left", "7.1")
+    stream.close()
