@@ -19,6 +19,7 @@ first). A named channel the layout lacks, or a number past its channels, fails t
 from __future__ import annotations
 
 import logging
+import math
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -224,7 +225,8 @@ def centre_has_speech(
     carries the file's speech: ``(kept, centre_s, elsewhere_s)``, the VAD's speech seconds of the channel alone and
     the most of two other signals, the front pair (the mean of ``FL`` and ``FR``, where a mix without a dialogue
     centre puts the voices) and the downmix (the mean of every channel but the LFE ones), over the windows of
-    ``check_windows``.
+    ``check_windows`` (``nan`` when the centre alone holds speech for over ``CENTRE_SHARE`` of the windows: no
+    other signal could then have twice as much, and the two are not decoded through the VAD).
 
     The rule: kept when ``centre_s >= CENTRE_SHARE * elsewhere_s``, or when ``elsewhere_s`` is under
     ``MIN_SPEECH_S`` (nothing to tell by). A centre carrying the dialogue has about as much speech as any other
@@ -240,7 +242,10 @@ def centre_has_speech(
         window = decode_window(path, audio_track, len(names), start, length)
         centre_parts.append(window[:, names.index(channel)])
         other_parts.append(np.stack([window[:, front].mean(axis=1), window[:, mixed].mean(axis=1)]))
-    centre_s = speech_seconds(np.ascontiguousarray(np.concatenate(centre_parts), dtype=np.float32))
+    centre = np.ascontiguousarray(np.concatenate(centre_parts), dtype=np.float32)
+    centre_s = speech_seconds(centre)
+    if centre_s >= CENTRE_SHARE * len(centre) / SAMPLE_RATE:  # no other signal can have twice as much: kept
+        return True, centre_s, math.nan
     others = np.concatenate(other_parts, axis=1)
     elsewhere_s = max(speech_seconds(np.ascontiguousarray(row, dtype=np.float32)) for row in others)
     kept = elsewhere_s < MIN_SPEECH_S or centre_s >= CENTRE_SHARE * elsewhere_s
@@ -258,7 +263,9 @@ def choose_channel(
     if mode == AUTO and use.used == "FC":
         names = layout_channels(layout, count) or ()
         kept, centre_s, elsewhere_s = centre_has_speech(absolute, audio_track, duration, names, use.used)
-        heard = f"speech {centre_s:.1f} s in the centre, at most {elsewhere_s:.1f} s in the front pair or the downmix"
+        heard = f"speech {centre_s:.1f} s in the centre" + (
+            "" if math.isnan(elsewhere_s) else f", at most {elsewhere_s:.1f} s in the front pair or the downmix"
+        )
         if kept:
             use = ChannelUse("FC", f"{use.reason} ({heard})", layout)
         else:
