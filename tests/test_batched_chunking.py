@@ -166,7 +166,8 @@ def test_speech_units_without_words_are_decoded_again_as_runs():
     # its end token before the last unit: the two empty runs are decoded again, in one batch, and their segments
     # added in time order; a run under MIN_TAIL_S of speech is left alone.
     from whisper_subtitler.decoding.chunking import Chunk
-    from whisper_subtitler.transcription.batched import MIN_TAIL_S, ChunkTranscriber
+    from whisper_subtitler.transcription.assembly import MIN_TAIL_S
+    from whisper_subtitler.transcription.chunk_transcriber import ChunkTranscriber
     from whisper_subtitler.types import Segment, Word
 
     def segment(start: float, end: float, text: str) -> Segment:
@@ -216,7 +217,7 @@ def test_speech_units_without_words_are_decoded_again_as_runs():
 
 
 def test_found_text_without_words_is_not_merged_into_a_segment():
-    from whisper_subtitler.transcription.batched import _merged
+    from whisper_subtitler.transcription.assembly import merged as _merged
     from whisper_subtitler.types import Segment, Word
 
     region = Segment(0.0, 8.0, " a b", words=(Word(" a", 0.5, 1.0), Word(" b", 6.0, 6.5)))

@@ -20,7 +20,7 @@ def test_decoding_with_keys_and_values_projected_beforehand_gives_the_same_token
     from whisper_subtitler.decoding.kernels import set_decoder_kernels
     from whisper_subtitler.decoding.language_id import cross_keys_values
     from whisper_subtitler.models import load_whisper, resolve_model
-    from whisper_subtitler.transcription.batched import _cross_rows
+    from whisper_subtitler.transcription.chunk_transcriber import _cross_rows
 
     model = load_whisper(resolve_model("tiny.en"), device="cpu")
     set_decoder_kernels(model, kernels)

@@ -153,7 +153,7 @@ def test_the_reader_sees_known_imports():
     edges = graph()
     assert "pipeline" in edges["api"] and "options" in edges["api"]
     assert "cli.console" in edges["cli.align"]  # a relative-free from-import of a submodule
-    assert "decoding.decode" in edges["transcription.batched"]  # `from whisper_subtitler.decoding import decode`
+    assert "decoding.decode" in edges["transcription.chunk_transcriber"]  # `from ...decoding import decode`
     assert "transcription.tuning" in edges["transcription.batched"]
     assert "diarize.load" in edges["diarize"]  # lazy imports inside functions count
     assert "api" in edges[""]  # so do those under TYPE_CHECKING

@@ -61,7 +61,7 @@ class DecodingSettings:
     """How the batched stage decodes (chosen by ``choose_settings``): ``batch_size`` rows per batch;
     ``decoder_kernels``: on, off, or ``None`` for the device's default; ``compiled_decoder``: decoding steps through
     ``torch.compile``; ``attention``: the SDPA kernel, ``None`` for PyTorch's choice
-    (see ``batched.ChunkTranscriber``)."""
+    (see ``chunk_transcriber.ChunkTranscriber``)."""
 
     batch_size: int = CPU_BATCH
     decoder_kernels: bool | None = None
@@ -112,8 +112,8 @@ def choose_settings(
     trial: Callable[..., Any] | None = None,
 ) -> DecodingSettings:
     """The decoding settings for this run (see the module docstring). ``selection`` is a ``platform.Selection``;
-    ``trial`` makes the transcriber each candidate is measured with (``batched.ChunkTranscriber``, passed in, since
-    the batched stage calls this module); needed at level 2 only (``ValueError`` without it there).
+    ``trial`` makes the transcriber each candidate is measured with (``chunk_transcriber.ChunkTranscriber``, passed
+    in, since the batched stage calls this module); needed at level 2 only (``ValueError`` without it there).
 
     Level 2 measures at most ``max(candidates)`` chunks of ``audio`` per batch-size candidate (most speech first; a
     ``requested`` batch size is kept as it is), then one batch with the decoder kernels on and off, then with each
@@ -132,7 +132,7 @@ def choose_settings(
     from whisper_subtitler.platform.batch_advice import GPU_BATCH_CAP
 
     if trial is None:
-        raise ValueError("level 2 measures decodings: choose_settings needs trial (batched.ChunkTranscriber)")
+        raise ValueError("level 2 measures decodings: choose_settings needs trial (chunk_transcriber.ChunkTranscriber)")
     candidates = (advice,) if requested is not None else batch_candidates(selection.backend, advice, GPU_BATCH_CAP)
     source = array_source(audio.samples, audio.sample_rate)
     chunks = plan_chunks(speech, quietest=quietest_point(source))
