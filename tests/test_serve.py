@@ -242,6 +242,8 @@ def test_bad_inputs_get_the_cli_cause_and_status_and_the_server_keeps_serving(se
     assert unknown.status_code == 422 and unknown.json()["detail"] == "unknown output format 'xyz'"
     typed = post(server, "/asr", "clip.mp4", b"x", output="srt", min_speakers="two")
     assert typed.status_code == 422 and typed.json()["detail"].startswith("min_speakers: ")
+    channels = post(server, "/asr", "clip.mp4", b"x", output="srt", channels="middle")
+    assert channels.status_code == 422 and channels.json()["detail"].startswith("--channels 'middle': choose auto")
     rttm = post(server, "/asr", "clip.mp4", b"x", output="rttm")
     assert rttm.status_code == 422 and rttm.json()["detail"] == "--format rttm needs speaker turns"
     large = post(server, "/asr", "big.mp4", b"\0" * (1024 * 1024 + 1), output="srt")
