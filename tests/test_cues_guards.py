@@ -144,3 +144,13 @@ def test_the_same_words_in_two_languages_are_no_repeat():
     assert drop_repeated_sentences(english + spanish, segment_of) == tuple(english + spanish)
     same = [replace(w, language="en") for w in spanish]
     assert texts(drop_repeated_sentences(english + same, segment_of)) == texts(english)
+
+
+def test_a_sentence_begun_on_speech_is_kept_to_its_end_a_sentence_outside_is_not():
+    # Under music 5 dB under the speech, the VAD heard "I'm in New" and lost "Jersey now though.".
+    said = words_of("I'm in New Jersey now though.", 20.0)
+    ghost = words_of("Thanks for watching!", said[-1].end + 0.1)
+    speech = [(19.9, said[2].end)]
+    assert texts(drop_unvoiced(said + ghost, speech, 0.0)) == texts(said)
+    late = words_of("Jersey now though.", said[-1].end + 1.5)  # after a pause: not the same utterance
+    assert texts(drop_unvoiced(said[:3] + late, speech, 0.0)) == texts(said[:3])

@@ -249,7 +249,7 @@ def build_cues(
     repaired = repair_words(
         segments, duration=transcript.duration, max_word_duration=options.max_word_duration, spaceless=spaceless
     )
-    voiced = drop_unvoiced(repaired, speech, options.speech_pad)
+    voiced = drop_unvoiced(repaired, speech, options.speech_pad, options.pause)
     words = collapse_loops(voiced, options.max_repeats)
     record += removals(repaired, voiced, "unvoiced") + removals(voiced, words, "loop")
     style = SpeakerStyle(options.speaker_style) if several_speakers(w.speaker for w in words) else SpeakerStyle.none

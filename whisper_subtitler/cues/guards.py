@@ -6,7 +6,8 @@ on words and word groups, before cue timing:
 
 - ``drop_silent_segments``: Whisper's own rule (``whisper/transcribe.py``): a segment with
   ``no_speech_prob`` > 0.6 and ``avg_logprob`` < -1 is silence.
-- ``drop_unvoiced``: words that overlap no VAD speech region (padded) are dropped.
+- ``drop_unvoiced``: words that overlap no VAD speech region (padded) are dropped, unless they end a sentence
+  begun on speech (the VAD loses the ends of utterances under loud music).
 - ``collapse_loops``: a word or phrase repeated more than ``max_repeats`` times in a row is cut back.
 - ``drop_repeated_sentences``: a sentence that repeats the sentence just before it word for word, across a
   segment (chunk) boundary, is dropped: decoding two windows, or the temperature fallback, can give the same
@@ -52,7 +53,7 @@ MIN_REPEATED_WORDS = 3  # a repeated sentence of fewer words can be real ("Hello
 
 REASONS = {
     "silence": "a segment Whisper itself scored as silence (no_speech_prob > 0.6 and avg_logprob < -1)",
-    "unvoiced": "words outside every speech region the VAD found",
+    "unvoiced": "words outside every speech region the VAD found (a sentence begun on speech is kept to its end)",
     "loop": "a phrase repeated more times in a row than --max-repeats allows",
     "repeated_sentence": "a sentence repeating the one before it across decoding windows, or squashed",
     "squashed": "words the alignment packed into too little time to be heard",
@@ -156,11 +157,19 @@ def drop_silent_segments(segments: Sequence[Segment]) -> tuple[Segment, ...]:
     return kept
 
 
-def drop_unvoiced(words: Sequence[Word], speech: Sequence[tuple[float, float]] | None, pad: float) -> tuple[Word, ...]:
-    """Words that overlap a VAD speech region widened by ``pad`` seconds on each side.
+def drop_unvoiced(
+    words: Sequence[Word], speech: Sequence[tuple[float, float]] | None, pad: float, pause: float = 1.0
+) -> tuple[Word, ...]:
+    """Words that overlap a VAD speech region widened by ``pad`` seconds on each side, and the rest of each sentence
+    such a word starts.
 
     ``speech`` is a sequence of (start, end) seconds, e.g. from silero-vad; ``None`` means no VAD ran and
     keeps every word. An empty sequence means the VAD found no speech: every word is dropped.
+
+    A sentence that starts on speech the VAD heard is kept to its end (``cues.width.ends_sentence``) as long as no
+    pause of ``pause`` seconds or more parts its words: under loud music the VAD loses the end of an utterance
+    ("I'm in New Jersey now though." heard up to "New"), while what Whisper invents over silence or music is whole
+    sentences of their own ("Thanks for watching!"), which are dropped.
     """
     if speech is None:
         return tuple(words)
@@ -172,13 +181,24 @@ def drop_unvoiced(words: Sequence[Word], speech: Sequence[tuple[float, float]] |
         else:
             merged.append([s, e])
     starts = [r[0] for r in merged]
-    kept = []
+    kept: list[Word] = []
+    carried = 0
+    in_sentence = False  # the previous word was kept and did not end its sentence
     for w in words:
         i = bisect.bisect_right(starts, max(w.end, w.start)) - 1
         if i >= 0 and merged[i][1] >= w.start:
             kept.append(w)
+        elif in_sentence and w.start - kept[-1].end < pause:
+            kept.append(w)
+            carried += 1
+        else:
+            in_sentence = False
+            continue
+        in_sentence = not ends_sentence(w.text)
     if len(kept) < len(words):
         logger.info("dropped %d words outside VAD speech regions", len(words) - len(kept))
+    if carried:
+        logger.info("kept %d words past the VAD's speech regions: the end of a sentence begun on speech", carried)
     return tuple(kept)
 
 
