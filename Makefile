@@ -75,6 +75,7 @@ bench: install-test
 	$(PY) bench/run.py --out docs/benchmarks.md --batch-sizes 1,4,8,16
 	$(PY) bench/memory.py > docs/memory-cpu.json
 	$(PY) bench/check_sample.py --out docs/check-sample.json
+	$(PY) bench/channels.py --out docs/channels.json
 	$(PY) bench/startup.py --out docs/startup-benchmark.json
 	$(MAKE) bench-multilingual
 	$(MAKE) bench-serve
