@@ -4,6 +4,7 @@ what diarization adds to a whole ``transcribe`` run.
 
     .venv/bin/python bench/diarization.py --out docs/diarization-benchmark.json   # what make bench runs
     .venv/bin/python bench/diarization.py --quick                                  # sample.wav only
+    .venv/bin/python bench/diarization.py --whole-only --out FILE.json             # only the whole runs
 
 Measured, each in its own process (clean peak memory), in one run:
 
@@ -14,9 +15,11 @@ Measured, each in its own process (clean peak memory), in one run:
    the level-1 step ``host_allocator``); ``stock`` is pyannote's own
    ``SpeakerDiarization`` with the same two models (``OfflineSpeakerDiarization(fast=False)``), the pipeline
    before this change. ``stages_s`` splits the wall time by pyannote's steps.
-2. **Whole runs** of ``whisper-subtitler transcribe`` on the 10-minute clip with the base model and default
-   settings, with diarization (the default) and with ``--no-diarize``: process wall time and the stage
-   timings the ``--json`` summary records (``transcribe`` is the decoding stage, ``diarize`` the diarization stage).
+2. **Whole runs** of ``whisper-subtitler transcribe`` on pyannote's 30-s ``sample.wav`` and on the 10-minute clip
+   with the base model and default settings, with diarization (the default) and with ``--no-diarize``: process
+   wall time and the stage timings the ``--json`` summary records (``transcribe`` is the decoding stage,
+   ``diarize`` the diarization stage); ``--repeat`` rounds (3), alternated, and the summary's ratios of medians
+   (issue 48's targets: at most 1.25x on the clip, 1.3x on the sample). ``--whole-only`` runs only these.
 3. **Peak memory of a 3-hour two-speaker file** (the real sample repeated with 1 s pauses, dense speech):
    ``peak_rss_bytes`` of the diarization stage's process (Python, torch, pyannote, the models and the whole
    waveform included).
@@ -37,6 +40,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from statistics import median
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -174,6 +178,18 @@ def whole_run(path: Path, work: Path, diarize: bool, model: str) -> dict:
     return result
 
 
+def whole_runs(paths: list[Path], work: Path, model: str, repeat: int) -> list[dict]:
+    """:func:`whole_run` of each of ``paths`` with and without diarization, ``repeat`` rounds, alternated (file by
+    file, with then without, round after round), so that a change in the machine's load falls on both sides; the
+    summary compares medians (issue 48: "side by side in one run, medians of 3")."""
+    runs = []
+    for round_ in range(repeat):
+        for path in paths:
+            for diarize in (True, False):
+                runs.append({**whole_run(path, work, diarize, model), "round": round_})
+    return runs
+
+
 def conversation_file(target: Path, hours: float) -> Path:
     """pyannote's real two-speaker sample repeated with 1 s pauses for ``hours`` hours (16 kHz WAV; its RTTM beside
     it, ``tests.media_conversation.repeated_sample``)."""
@@ -233,11 +249,17 @@ def summary(data: dict) -> dict:
         fast, stock = by.get((name, "fast")), by.get((name, "stock"))
         if fast and stock:
             out[f"{name}: stock / fast wall time"] = round(stock["wall_s"] / fast["wall_s"], 2)
-    runs = {r["diarize"]: r for r in data.get("whole_runs", [])}
-    if True in runs and False in runs:
-        on, off = runs[True], runs[False]
-        out["whole run with / without diarization"] = round(on["wall_s"] / off["wall_s"], 2)
-        out["diarize stage / transcribe stage"] = round(on["stages_s"]["diarize"] / on["stages_s"]["transcribe"], 2)
+    for name in sorted({r["file"] for r in data.get("whole_runs", [])}):
+        on = [r for r in data["whole_runs"] if r["file"] == name and r["diarize"]]
+        off = [r for r in data["whole_runs"] if r["file"] == name and not r["diarize"]]
+        if on and off:
+            on_s, off_s = median(r["wall_s"] for r in on), median(r["wall_s"] for r in off)
+            label = "whole run" if name == "long_clip.wav" else f"{name}: whole run"  # the older records' key
+            out[f"{label} with / without diarization"] = round(on_s / off_s, 2)
+            out[f"{name}: whole run medians with / without diarization (s)"] = [on_s, off_s, len(on)]
+            out[f"{name}: diarize stage / transcribe stage"] = round(
+                median(r["stages_s"]["diarize"] for r in on) / median(r["stages_s"]["transcribe"] for r in on), 2
+            )
     for r in data["stage"]:
         if r["file"].startswith("conversation_"):
             out[f"{r['file']}: peak RSS GiB"] = round(r["peak_rss_bytes"] / 2**30, 2)
@@ -252,6 +274,13 @@ def main() -> int:
     parser.add_argument("--work-dir", type=Path, help="where to generate the audio (default: a temp dir)")
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # internal: measure one file here
     parser.add_argument("--stock", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of the whole runs (medians; default 3)")
+    parser.add_argument(
+        "--whole-only",
+        action="store_true",
+        help="only the whole runs with and without diarization: sample.wav and the 10-minute clip (sample.wav only "
+        "with --quick)",
+    )
     parser.add_argument("--device", default="cpu", help="with --one: cpu, or cuda to time the stage on a GPU")
     parser.add_argument(
         "--repeated",
@@ -294,12 +323,14 @@ def main() -> int:
                 stdout=subprocess.DEVNULL,
             )
             files.append(work / "long_clip.wav")
-        for path in files:
+        if args.whole_only:
+            data["whole_runs"] = whole_runs(files, work, args.model, args.repeat)
+        for path in [] if args.whole_only else files:
             print(f"diarizing {path.name}", file=sys.stderr, flush=True)
             data["stage"] += [run_child(path, fast=True), run_child(path, fast=False)]
-        if not args.quick:
+        if not args.quick and not args.whole_only:
             clip = work / "long_clip.wav"
-            data["whole_runs"] = [whole_run(clip, work, True, args.model), whole_run(clip, work, False, args.model)]
+            data["whole_runs"] = whole_runs([media.SAMPLE_WAV, clip], work, args.model, args.repeat)
             long = conversation_file(work / f"conversation_{LONG_HOURS}h.wav", LONG_HOURS)
             print(f"diarizing {long.name}", file=sys.stderr, flush=True)
             data["stage"].append(run_child(long, fast=True))
