@@ -166,7 +166,7 @@ def decode(path: Path, mix: list[str]) -> np.ndarray:
 def cost(args: argparse.Namespace, folder: Path) -> dict:
     """Wall seconds of the channel choice and of a whole run on a 10-minute 5.1(side) AC-3 file."""
     from whisper_subtitler.api import Subtitler
-    from whisper_subtitler.audio import check_input, probe
+    from whisper_subtitler.audio import check_input, decode_window, probe
     from whisper_subtitler.channels import choose_channel
 
     path, made = film(folder, "long-51side", 2000, "5.1(side)", "ac3", "mkv", ("FC",), (), seconds=600.0)
@@ -176,7 +176,8 @@ def cost(args: argparse.Namespace, folder: Path) -> dict:
         absolute = check_input(path)
         info = probe(absolute)
         layout, count = info.layouts[0]
-        choose_channel(path, absolute, 0, "auto", layout, count, info.duration)
+        read = lambda start, length: decode_window(absolute, 0, count, start, length)  # noqa: E731
+        choose_channel(path, read, "auto", layout, count, info.duration)
         return time.perf_counter() - started
 
     choice()  # warm-up: silero-vad loaded, as the run loads it anyway

@@ -41,6 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "pieces",
         "prefetch",
         "audio",
+        "channels",
         "streams",
         "inputs",
         "stages",

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from whisper_subtitler.channels import AUTO, ChannelUse, choose_channel
+from whisper_subtitler.channels import AUTO, CHECK_TIMEOUT_S, choose_channel
 from whisper_subtitler.errors import InputError, MissingRequirementError
 from whisper_subtitler.inputs import check_input
-from whisper_subtitler.types import SAMPLE_RATE, Audio
+from whisper_subtitler.types import SAMPLE_RATE, Audio, ChannelUse
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +153,31 @@ def wav_declared_duration(path: Path) -> float | None:
     return None
 
 
+def decode_window(path: Path, audio_track: int, count: int, start: float, length: float) -> np.ndarray:
+    """``length`` seconds from ``start`` of stream ``0:a:audio_track`` of ``path`` (absolute, checked; ``count``
+    channels), every channel kept, as 16 kHz float32 of shape ``(n, count)`` in the stream's channel order. (One
+    ffmpeg graph giving the centre and the ``-ac 1`` downmix side by side, ``asplit`` + ``join``, loses the centre
+    once ``-ss``/``-t`` trim the input: ffmpeg 5.1 then joins the downmix twice.) Raises ``InputError`` with
+    ffmpeg's reason when it cannot decode."""
+    cmd = [
+        ffmpeg_binary("ffmpeg"),
+        *("-nostdin", "-hide_banner", "-loglevel", "error", "-protocol_whitelist", "file"),
+        *("-ss", f"{start:.3f}", "-t", f"{length:.3f}", "-i", ffmpeg_url(path)),
+        *("-map", f"0:a:{audio_track}", "-ar", str(SAMPLE_RATE), "-f", "f32le", "-acodec", "pcm_f32le", "pipe:"),
+    ]
+    try:
+        proc = subprocess.run(
+            cmd, capture_output=True, stdin=subprocess.DEVNULL, timeout=min(CHECK_TIMEOUT_S, DECODE_TIMEOUT_S)
+        )
+    except subprocess.TimeoutExpired:
+        raise InputError(f"{path}: ffmpeg timed out reading the channels") from None
+    if proc.returncode != 0:
+        raise InputError(f"{path}: ffmpeg could not decode the audio ({last_error_line(proc.stderr)})")
+    frame = 4 * count
+    usable = len(proc.stdout) - len(proc.stdout) % frame
+    return np.frombuffer(proc.stdout[:usable], dtype=np.float32).reshape(-1, count)
+
+
 def _open(path: Path, audio_track: int, channels: str = AUTO) -> tuple[Path, float | None, list[str], ChannelUse]:
     """Check and probe ``path``; returns the absolute path, the declared duration, the ffmpeg command and the channel
     it takes (``channels.choose_channel`` with ``--channels channels``)."""
@@ -169,7 +194,14 @@ def _open(path: Path, audio_track: int, channels: str = AUTO) -> tuple[Path, flo
     if (header := wav_declared_duration(absolute)) is not None and header > (declared or 0.0):
         declared = header  # ffprobe measured the data present; the header says how much there should be
     layout, count = info.layouts[audio_track] if audio_track < len(info.layouts) else ("", 0)
-    channel = choose_channel(path, absolute, audio_track, channels, layout, count, declared)
+    channel = choose_channel(
+        path,
+        lambda start, length: decode_window(absolute, audio_track, count, start, length),
+        channels,
+        layout,
+        count,
+        declared,
+    )
     # The downmix keeps the command of every earlier version (-ac 1): mono and stereo outputs stay the same.
     mix: dict[str, object] = {"ac": 1} if channel.pan is None else {"af": channel.pan}
     cmd = (

@@ -20,18 +20,19 @@ from __future__ import annotations
 
 import logging
 import math
-import subprocess
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from whisper_subtitler.errors import InputError, UsageError
-from whisper_subtitler.types import SAMPLE_RATE
+from whisper_subtitler.errors import UsageError
+from whisper_subtitler.types import SAMPLE_RATE, ChannelUse
 
 if TYPE_CHECKING:  # numpy only where samples are read: the command line imports this module for its options
     import numpy as np
 
 log = logging.getLogger(__name__)
+
+WindowReader = Callable[[float, float], "np.ndarray"]  # (start, length) seconds -> 16 kHz samples (n, channels)
 
 AUTO, DOWNMIX, CENTER, LEFT, RIGHT = "auto", "downmix", "center", "left", "right"
 MODES = (AUTO, DOWNMIX, CENTER, LEFT, RIGHT)
@@ -87,27 +88,6 @@ CHECK_WINDOWS = 4  # windows of CHECK_SECONDS / CHECK_WINDOWS seconds, spread ev
 CENTRE_SHARE = 0.5  # centre speech seconds / speech seconds elsewhere at or above which the centre is kept
 MIN_SPEECH_S = 2.0  # speech seconds elsewhere under which the check cannot tell and the centre is kept
 CHECK_TIMEOUT_S = 120.0  # seconds ffmpeg may take to decode one window
-
-
-@dataclass(frozen=True, slots=True)
-class ChannelUse:
-    """The channel a file's audio was taken from and why.
-
-    ``used``: ``"downmix"`` (every channel mixed to mono, ffmpeg ``-ac 1``) or the libavutil name of the one channel
-    taken (``FC``, ``FL``, ``FR``; ``c3`` for the fourth channel of a layout without names); ``reason``: one line for
-    people; ``layout``: ffprobe's ``channel_layout`` of the stream (``""`` when it has none); ``default``: the downmix
-    of a mono or stereo stream that ``auto`` chose, what every version before the choice did (the JSON transcript
-    leaves it out, so that such outputs stay unchanged byte for byte)."""
-
-    used: str
-    reason: str
-    layout: str = ""
-    default: bool = False
-
-    @property
-    def pan(self) -> str | None:
-        """ffmpeg's filter taking the one channel (``pan=mono|c0=FC``); ``None`` for the downmix."""
-        return None if self.used == DOWNMIX else f"pan=mono|c0={self.used}"
 
 
 def check_channels(value: str) -> str:
@@ -182,35 +162,6 @@ def check_windows(duration: float | None) -> list[tuple[float, float]]:
     return [(max(0.0, round(c - length / 2, 3)), length) for c in centres]
 
 
-def decode_window(path: Path, audio_track: int, count: int, start: float, length: float) -> np.ndarray:
-    """``length`` seconds from ``start`` of stream ``0:a:audio_track`` of ``path`` (absolute, checked; ``count``
-    channels), every channel kept, as 16 kHz float32 of shape ``(n, count)`` in the stream's channel order. (One
-    ffmpeg graph giving the centre and the ``-ac 1`` downmix side by side, ``asplit`` + ``join``, loses the centre
-    once ``-ss``/``-t`` trim the input: ffmpeg 5.1 then joins the downmix twice.) Raises ``InputError`` with
-    ffmpeg's reason when it cannot decode."""
-    import numpy as np
-
-    from whisper_subtitler.audio import DECODE_TIMEOUT_S, ffmpeg_binary, ffmpeg_url, last_error_line
-
-    cmd = [
-        ffmpeg_binary("ffmpeg"),
-        *("-nostdin", "-hide_banner", "-loglevel", "error", "-protocol_whitelist", "file"),
-        *("-ss", f"{start:.3f}", "-t", f"{length:.3f}", "-i", ffmpeg_url(path)),
-        *("-map", f"0:a:{audio_track}", "-ar", str(SAMPLE_RATE), "-f", "f32le", "-acodec", "pcm_f32le", "pipe:"),
-    ]
-    try:
-        proc = subprocess.run(
-            cmd, capture_output=True, stdin=subprocess.DEVNULL, timeout=min(CHECK_TIMEOUT_S, DECODE_TIMEOUT_S)
-        )
-    except subprocess.TimeoutExpired:
-        raise InputError(f"{path}: ffmpeg timed out reading the channels") from None
-    if proc.returncode != 0:
-        raise InputError(f"{path}: ffmpeg could not decode the audio ({last_error_line(proc.stderr)})")
-    frame = 4 * count
-    usable = len(proc.stdout) - len(proc.stdout) % frame
-    return np.frombuffer(proc.stdout[:usable], dtype=np.float32).reshape(-1, count)
-
-
 def speech_seconds(samples: np.ndarray) -> float:
     """Seconds of speech the project's VAD (``vad.speech_regions``' rules) finds in 16 kHz mono ``samples``."""
     from whisper_subtitler.vad import speech_seconds as vad_seconds
@@ -219,27 +170,27 @@ def speech_seconds(samples: np.ndarray) -> float:
 
 
 def centre_has_speech(
-    path: Path, audio_track: int, duration: float | None, names: tuple[str, ...], channel: str = "FC"
+    read: WindowReader, duration: float | None, names: tuple[str, ...], channel: str = "FC"
 ) -> tuple[bool, float, float]:
-    """Whether ``channel`` of stream ``audio_track`` of ``path`` (absolute; channel ``names`` in stream order)
-    carries the file's speech: ``(kept, centre_s, elsewhere_s)``, the VAD's speech seconds of the channel alone and
-    the most of two other signals, the front pair (the mean of ``FL`` and ``FR``, where a mix without a dialogue
-    centre puts the voices) and the downmix (the mean of every channel but the LFE ones), over the windows of
-    ``check_windows`` (``nan`` when the centre alone holds speech for over ``CENTRE_SHARE`` of the windows: no
-    other signal could then have twice as much, and the two are not decoded through the VAD).
+    """Whether ``channel`` of a stream (channel ``names`` in stream order; ``read(start, length)`` gives its samples
+    there, ``audio.decode_window``) carries the file's speech: ``(kept, centre_s, elsewhere_s)``, the VAD's speech
+    seconds of the channel alone and the most of two other signals, the front pair (the mean of ``FL`` and ``FR``, where
+    a mix without a dialogue centre puts the voices) and the downmix (the mean of every channel but the LFE ones), over
+    the windows of ``check_windows`` (``nan`` when the centre alone holds speech for over ``CENTRE_SHARE`` of the
+    windows: no other signal could then have twice as much, and the two are not decoded through the VAD).
 
-    The rule: kept when ``centre_s >= CENTRE_SHARE * elsewhere_s``, or when ``elsewhere_s`` is under
-    ``MIN_SPEECH_S`` (nothing to tell by). A centre carrying the dialogue has about as much speech as any other
-    signal, often more: a score at the dialogue's level hides most of it from the VAD in the downmix (measured in
-    ``docs/channels.json``). A silent centre, or one with music only (a music video, a commentary in L/R), has next
-    to none. Raises ``InputError`` when ffmpeg cannot decode a window."""
+    The rule: kept when ``centre_s >= CENTRE_SHARE * elsewhere_s``, or when ``elsewhere_s`` is under ``MIN_SPEECH_S``
+    (nothing to tell by). A centre carrying the dialogue has about as much speech as any other signal, often more: a
+    score at the dialogue's level hides most of it from the VAD in the downmix (measured in ``docs/channels.json``). A
+    silent centre, or one with music only (a music video, a commentary in L/R), has next to none. Raises ``InputError``
+    when ffmpeg cannot decode a window."""
     import numpy as np
 
     mixed = [i for i, name in enumerate(names) if not name.startswith("LFE")]
     front = [names.index(n) for n in ("FL", "FR") if n in names]
     centre_parts, other_parts = [], []
     for start, length in check_windows(duration):
-        window = decode_window(path, audio_track, len(names), start, length)
+        window = read(start, length)
         centre_parts.append(window[:, names.index(channel)])
         other_parts.append(np.stack([window[:, front].mean(axis=1), window[:, mixed].mean(axis=1)]))
     centre = np.ascontiguousarray(np.concatenate(centre_parts), dtype=np.float32)
@@ -253,16 +204,17 @@ def centre_has_speech(
 
 
 def choose_channel(
-    path: Path, absolute: Path, audio_track: int, mode: str, layout: str, count: int, duration: float | None
+    path: Path, read: WindowReader, mode: str, layout: str, count: int, duration: float | None
 ) -> ChannelUse:
-    """The channel of stream ``audio_track`` of ``path`` (``absolute``: its checked absolute path) to transcribe
-    with ``--channels mode``: ``choose_by_layout``, then for ``auto``'s centre the speech check
-    (``centre_has_speech``). Logs the choice (``-v``) and warns for an unnamed layout. Raises ``ChannelError``
-    (exit 2) for a channel the stream lacks, ``InputError`` for a stream ffmpeg cannot decode."""
+    """The channel of a stream of ``path`` (``read(start, length)``: its ``count`` channels there, as
+    ``audio.decode_window`` gives them) to transcribe with ``--channels mode``: ``choose_by_layout``, then for
+    ``auto``'s centre the speech check (``centre_has_speech``). Logs the choice (``-v``) and warns for an unnamed
+    layout. Raises ``ChannelError`` (exit 2) for a channel the stream lacks, ``InputError`` for a stream ffmpeg cannot
+    decode."""
     use = choose_by_layout(mode, layout, count, path)
     if mode == AUTO and use.used == "FC":
         names = layout_channels(layout, count) or ()
-        kept, centre_s, elsewhere_s = centre_has_speech(absolute, audio_track, duration, names, use.used)
+        kept, centre_s, elsewhere_s = centre_has_speech(read, duration, names, use.used)
         heard = f"speech {centre_s:.1f} s in the centre" + (
             "" if math.isnan(elsewhere_s) else f", at most {elsewhere_s:.1f} s in the front pair or the downmix"
         )

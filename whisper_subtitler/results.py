@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from whisper_subtitler.channels import ChannelUse
 from whisper_subtitler.errors import SubtitlerError
-from whisper_subtitler.types import Removal, StrEnum
+from whisper_subtitler.types import ChannelUse, Removal, StrEnum
 
 
 class FileStatus(StrEnum):

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # numpy is a hard dependency, but pure-logic modules must not need it at import time
     import numpy as np
 
-    from whisper_subtitler.channels import ChannelUse
 
 SAMPLE_RATE = 16_000  # Hz: what Whisper, silero-vad and pyannote segmentation-3.0 expect
 
@@ -38,6 +37,27 @@ class StrEnum(str, Enum):
 
     def __hash__(self) -> int:  # equal to its value, so the same hash (Python 3.10's Enum hashes the name)
         return str.__hash__(self)
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelUse:
+    """The channel a file's audio was taken from and why.
+
+    ``used``: ``"downmix"`` (every channel mixed to mono, ffmpeg ``-ac 1``) or the libavutil name of the one channel
+    taken (``FC``, ``FL``, ``FR``; ``c3`` for the fourth channel of a layout without names); ``reason``: one line for
+    people; ``layout``: ffprobe's ``channel_layout`` of the stream (``""`` when it has none); ``default``: the downmix
+    of a mono or stereo stream that ``auto`` chose, what every version before the choice did (the JSON transcript
+    leaves it out, so that such outputs stay unchanged byte for byte)."""
+
+    used: str
+    reason: str
+    layout: str = ""
+    default: bool = False
+
+    @property
+    def pan(self) -> str | None:
+        """ffmpeg's filter taking the one channel (``pan=mono|c0=FC``); ``None`` for the downmix."""
+        return None if self.used == "downmix" else f"pan=mono|c0={self.used}"
 
 
 @dataclass(frozen=True, eq=False)
