@@ -111,7 +111,8 @@ def test_speaker_options_with_no_diarize_are_a_usage_error(cli, tmp_path):
 @pytest.mark.parametrize("explicit, code", [((), 1), (("--diarize",), 3)])
 def test_missing_pyannote_turns_the_default_off_but_fails_an_explicit_diarize(monkeypatch, tmp_path, explicit, code):
     """Without pyannote.audio (simulated: preflight fails as it would), the default goes on without speakers
-    after one warning (here the input is missing: exit 1 for that file), and an explicit --diarize is exit 3."""
+    after one warning (here the input is not audio: exit 1 for that file), and an explicit --diarize is exit 3.
+    (A batch whose inputs are all missing is answered before any of this: ``cli.precheck``.)"""
     from typer.testing import CliRunner
 
     import whisper_subtitler.diarize as diarize
@@ -124,7 +125,9 @@ def test_missing_pyannote_turns_the_default_off_but_fails_an_explicit_diarize(mo
         )
 
     monkeypatch.setattr(diarize, "preflight", preflight)
-    result = CliRunner().invoke(app, ["transcribe", str(tmp_path / "missing.wav"), *explicit])
+    garbage = tmp_path / "not-audio.wav"
+    garbage.write_bytes(b"this is not audio" * 64)
+    result = CliRunner().invoke(app, ["transcribe", str(garbage), *explicit])
     assert result.exit_code == code, result.output
     if explicit:
         assert "pyannote.audio" in result.output
