@@ -113,18 +113,24 @@ def speech_regions(samples: np.ndarray, options: VadOptions = VadOptions()) -> t
     silero-vad's ``get_speech_timestamps`` rules applied to :func:`speech_probabilities` with ``options``."""
     if len(samples) < SAMPLE_RATE // 10:  # under 0.1 s: nothing a person could say
         return ()
+    stamps = _timestamps(speech_probabilities(samples), len(samples), options)
+    return tuple((s["start"] / SAMPLE_RATE, s["end"] / SAMPLE_RATE) for s in stamps)
+
+
+def _timestamps(probabilities, n_samples: int, options: VadOptions) -> list[dict]:
+    """silero-vad's ``get_speech_timestamps`` rules with ``options`` on per-frame speech ``probabilities`` of
+    ``n_samples`` samples: ``[{"start", "end"}]`` in samples."""
     _, get_speech_timestamps_from_probs = _load_model()
-    stamps = get_speech_timestamps_from_probs(
-        speech_probabilities(samples),
+    return get_speech_timestamps_from_probs(
+        probabilities,
         sampling_rate=SAMPLE_RATE,
         threshold=options.threshold,
         min_speech_duration_ms=options.min_speech_duration_ms,
         min_silence_duration_ms=options.min_silence_duration_ms,
         speech_pad_ms=options.speech_pad_ms,
         neg_threshold=options.neg_threshold,
-        audio_length_samples=len(samples),
+        audio_length_samples=n_samples,
     )
-    return tuple((s["start"] / SAMPLE_RATE, s["end"] / SAMPLE_RATE) for s in stamps)
 
 
 def split_at_pause(regions: Sequence[tuple[float, float]], duration: float, keep: float = 0.5) -> float:
@@ -164,15 +170,7 @@ def speech_seconds(samples: np.ndarray, options: VadOptions = VadOptions()) -> f
     kept (a probe of a few windows, ``channels.centre_has_speech``, must not push a file's own out of the cache)."""
     if len(samples) < SAMPLE_RATE // 10:
         return 0.0
-    model, get_speech_timestamps_from_probs = _load_model()
-    stamps = get_speech_timestamps_from_probs(
-        model.audio_forward(np.ascontiguousarray(samples, dtype=np.float32), sampling_rate=SAMPLE_RATE),
-        sampling_rate=SAMPLE_RATE,
-        threshold=options.threshold,
-        min_speech_duration_ms=options.min_speech_duration_ms,
-        min_silence_duration_ms=options.min_silence_duration_ms,
-        speech_pad_ms=options.speech_pad_ms,
-        neg_threshold=options.neg_threshold,
-        audio_length_samples=len(samples),
-    )
+    model, _ = _load_model()
+    probabilities = model.audio_forward(np.ascontiguousarray(samples, dtype=np.float32), sampling_rate=SAMPLE_RATE)
+    stamps = _timestamps(probabilities, len(samples), options)
     return sum(s["end"] - s["start"] for s in stamps) / SAMPLE_RATE
