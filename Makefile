@@ -7,7 +7,8 @@
 #                pyannote's own pipeline (docs/benchmarks.md), memory per batch row (docs/memory-cpu.json), and
 #                speakers on real conversations, clean, under music and noise, and long (docs/speakers-benchmark.json;
 #                the second held-out split: docs/speakers-held-out-2.json),
-#                and check's report and SubER of the sample against its transcript (docs/check-sample.json)
+#                and check's report and SubER of the sample against its transcript (docs/check-sample.json),
+#                and our WER against faster-whisper's batched pipeline on the same sets (docs/words-*.json)
 #   make bench-memory               memory per batch row only (bench/memory.py -> docs/memory-cpu.json)
 #   make bench-serve                the HTTP server: requests per minute and latency on the 30-s sample (docs/serve.md)
 #   make long-clip OUT=DIR          the 10-minute benchmark clip with its transcript (bench/long_clip.py)
@@ -72,6 +73,8 @@ bench: install-test
 	$(PY) bench/speakers.py --set bench/results/speaker-set --long --cv --reference-tools --out docs/speakers-benchmark.json
 	$(PY) bench/conversations.py --out bench/results/speaker-set-2 --held-out-2
 	$(PY) bench/speakers.py --set bench/results/speaker-set-2 --splits held-out-2 --out docs/speakers-held-out-2.json
+	$(PY) bench/words.py --set bench/results/speaker-set --out docs/words-benchmark.json
+	$(PY) bench/words.py --set bench/results/speaker-set-2 --splits held-out-2 --out docs/words-held-out-2.json
 	$(PY) bench/run.py --out docs/benchmarks.md --batch-sizes 1,4,8,16
 	$(PY) bench/memory.py > docs/memory-cpu.json
 	$(PY) bench/check_sample.py --out docs/check-sample.json
