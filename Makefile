@@ -4,12 +4,12 @@
 #   make lint    ruff (lint and format check) and mypy, configured in pyproject.toml
 #   make dist    the sdist and the wheel into dist/ (README "Install": pip install dist/whisper_subtitler-*.whl)
 #   make bench   speed and memory against openai-whisper and faster-whisper, and speaker diarization against
-#                pyannote's own pipeline (docs/benchmarks.md), memory per batch row (docs/memory-cpu.json), and
-#                speakers on real conversations, clean, under music and noise, and long (docs/speakers-benchmark.json;
-#                the second held-out split: docs/speakers-held-out-2.json),
-#                and check's report and SubER of the sample against its transcript (docs/check-sample.json),
-#                and our WER against faster-whisper's batched pipeline on the same sets (docs/words-*.json)
-#   make bench-memory               memory per batch row only (bench/memory.py -> docs/memory-cpu.json)
+#                pyannote's own pipeline (docs/benchmarks.md), memory per batch row (bench/records/memory-cpu.json), and
+#                speakers on real conversations, clean, under music and noise, and long (bench/records/speakers-benchmark.json;
+#                the second held-out split: bench/records/speakers-held-out-2.json),
+#                and check's report and SubER of the sample against its transcript (bench/records/check-sample.json),
+#                and our WER against faster-whisper's batched pipeline on the same sets (bench/records/words-*.json)
+#   make bench-memory               memory per batch row only (bench/memory.py -> bench/records/memory-cpu.json)
 #   make bench-serve                the HTTP server: requests per minute and latency on the 30-s sample (docs/serve.md)
 #   make long-clip OUT=DIR          the 10-minute benchmark clip with its transcript (bench/long_clip.py)
 #   make cue-stats TRANSCRIPT=FILE  the readability figures of the cues of a saved transcript (bench/cue_stats.py)
@@ -68,38 +68,38 @@ test-fast: install-test
 	$(PY) -m pytest -m "not slow"
 
 bench: install-test
-	$(PY) bench/diarization.py --out docs/diarization-benchmark.json
+	$(PY) bench/diarization.py --out bench/records/diarization-benchmark.json
 	$(PY) bench/conversations.py --out bench/results/speaker-set --long
-	$(PY) bench/speakers.py --set bench/results/speaker-set --long --cv --reference-tools --out docs/speakers-benchmark.json
+	$(PY) bench/speakers.py --set bench/results/speaker-set --long --cv --reference-tools --out bench/records/speakers-benchmark.json
 	$(PY) bench/conversations.py --out bench/results/speaker-set-2 --held-out-2
-	$(PY) bench/speakers.py --set bench/results/speaker-set-2 --splits held-out-2 --out docs/speakers-held-out-2.json
-	$(PY) bench/words.py --set bench/results/speaker-set --out docs/words-benchmark.json
-	$(PY) bench/words.py --set bench/results/speaker-set-2 --splits held-out-2 --out docs/words-held-out-2.json
+	$(PY) bench/speakers.py --set bench/results/speaker-set-2 --splits held-out-2 --out bench/records/speakers-held-out-2.json
+	$(PY) bench/words.py --set bench/results/speaker-set --out bench/records/words-benchmark.json
+	$(PY) bench/words.py --set bench/results/speaker-set-2 --splits held-out-2 --out bench/records/words-held-out-2.json
 	$(PY) bench/run.py --out docs/benchmarks.md --batch-sizes 1,4,8,16
-	$(PY) bench/memory.py > docs/memory-cpu.json
-	$(PY) bench/check_sample.py --out docs/check-sample.json
-	$(PY) bench/channels.py --out docs/channels.json
-	$(PY) bench/startup.py --out docs/startup-benchmark.json
+	$(PY) bench/memory.py > bench/records/memory-cpu.json
+	$(PY) bench/check_sample.py --out bench/records/check-sample.json
+	$(PY) bench/channels.py --out bench/records/channels.json
+	$(PY) bench/startup.py --out bench/records/startup-benchmark.json
 	$(MAKE) bench-multilingual
 	$(MAKE) bench-serve
 
 # Multilingual files: clips right/translated/dropped per file, and the cost on a one-language file (docs/multilingual.md)
 bench-multilingual: install-test
-	$(PY) bench/multilingual.py --out docs/multilingual.json
-	$(PY) bench/multilingual.py --quotes --out docs/multilingual-quotes.json
-	$(PY) bench/multilingual.py --told --out docs/multilingual-told.json
-	$(PY) bench/multilingual.py --reference-tools --out docs/multilingual-reference-tools.json
+	$(PY) bench/multilingual.py --out bench/records/multilingual.json
+	$(PY) bench/multilingual.py --quotes --out bench/records/multilingual-quotes.json
+	$(PY) bench/multilingual.py --told --out bench/records/multilingual-told.json
+	$(PY) bench/multilingual.py --reference-tools --out bench/records/multilingual-reference-tools.json
 	$(PY) bench/long_clip.py .bench-work
-	$(PY) bench/multilingual.py --cost --long-clip .bench-work/long_clip.wav --out docs/multilingual-cost.json
+	$(PY) bench/multilingual.py --cost --long-clip .bench-work/long_clip.wav --out bench/records/multilingual-cost.json
 	$(PY) bench/multilingual.py --cost --conversation .bench-work/conversation.wav \
-		--out docs/multilingual-cost-conversation.json
+		--out bench/records/multilingual-cost-conversation.json
 
 bench-memory: install-test
-	$(PY) bench/memory.py > docs/memory-cpu.json
+	$(PY) bench/memory.py > bench/records/memory-cpu.json
 
 # whisper-subtitler serve: requests per minute and latency on pyannote's 30-s sample, 1 and 2 clients (docs/serve.md)
 bench-serve: install-test
-	$(PY) bench/serve.py --diarize --requests 4 --clients 1,2 --out docs/serve-benchmark.json
+	$(PY) bench/serve.py --diarize --requests 4 --clients 1,2 --out bench/records/serve-benchmark.json
 
 OUT ?= bench-media
 long-clip: install-test

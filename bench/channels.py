@@ -2,7 +2,7 @@
 """Films and series (issue 47): the words and speakers of a surround mix taken from its downmix, its centre and by
 ``--channels auto``, and what the choice costs.
 
-    python bench/channels.py                       # docs/channels.json
+    python bench/channels.py                       # bench/records/channels.json
     python bench/channels.py --model tiny.en --out /tmp/channels.json --no-cost
 
 The files are made here (``tests/media_channels.py``): real two-speaker conversations (pyannote's ``sample.wav``
@@ -202,7 +202,7 @@ def cost(args: argparse.Namespace, folder: Path) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="base", help="Whisper model (default: the project's default, base)")
-    parser.add_argument("--out", type=Path, default=HERE.parent / "docs" / "channels.json")
+    parser.add_argument("--out", type=Path, default=HERE / "records" / "channels.json")
     parser.add_argument("--no-cost", action="store_true", help="skip the 10-minute cost measurement")
     parser.add_argument("--no-table", action="store_true", help="skip the table")
     args = parser.parse_args()

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """``check``'s report and SubER for pyannote's sample against its reference transcript.
 
-    python bench/check_sample.py [--out docs/check-sample.json] [--work .bench-work/check] [-- TRANSCRIBE FLAGS...]
+    python bench/check_sample.py [--out bench/records/check-sample.json] [--work .bench-work/check] \
+        [-- TRANSCRIBE FLAGS...]
 
 Transcribes pyannote's ``sample.wav`` (30 s, two real speakers on a phone line) as a user would (``transcribe``,
 default model and options, plus any flags after ``--``), then runs ``check --json`` on the SRT, against a reference

@@ -2,7 +2,7 @@
 """Speaker diarization speed and memory on the CPU: the embedded offline pipeline against pyannote's own, and
 what diarization adds to a whole ``transcribe`` run.
 
-    .venv/bin/python bench/diarization.py --out docs/diarization-benchmark.json   # what make bench runs
+    .venv/bin/python bench/diarization.py --out bench/records/diarization-benchmark.json   # what make bench runs
     .venv/bin/python bench/diarization.py --quick                                  # sample.wav only
     .venv/bin/python bench/diarization.py --whole-only --out FILE.json             # only the whole runs
 

@@ -3,7 +3,7 @@
 ``--executor ray`` with a local cluster started by the run, and against ``--executor ray`` joining a cluster that
 is already up (Ray's start-up left out), with the same number of workers.
 
-    python bench/executors.py --out docs/executors-benchmark.json                    # 4 files, tiny.en and base
+    python bench/executors.py --out bench/records/executors-benchmark.json   # 4 files, tiny.en and base
     python bench/executors.py --files 4 --models tiny.en --repeats 1 --out /tmp/x.json   # a quick look
 
 The files are copies of pyannote's real 30-second sample (``--seconds`` long each, the sample looped). Runs are

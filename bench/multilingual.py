@@ -13,15 +13,16 @@ The evaluation set is built from the language clips that ship in the PyPI wheel 
   screen had been run on ``held-out`` (docs/multilingual.md, "The cost"): for a question ``held-out`` has already
   answered once. Not in the default run (``--held-out-2`` runs only these).
 
-    python bench/multilingual.py --out docs/multilingual.json            # every file through the CLI, scored
+    python bench/multilingual.py --out bench/records/multilingual.json            # every file through the CLI, scored
     python bench/multilingual.py --grid --long-clip /tmp/long_clip.wav   # the smoothing grid on the tuning files
     python bench/multilingual.py --cost --long-clip /tmp/long_clip.wav   # one-language file: time and words
     python bench/multilingual.py --cost --conversation /tmp/conversation.wav   # the same on real speech
     python bench/multilingual.py --conversations /tmp/speaker-set          # English conversations: WER, languages
     python bench/multilingual.py --quotes --out /tmp/quotes.json          # one clip inside an English conversation
-    python bench/multilingual.py --told --out docs/multilingual-told.json  # each clip alone, its language given
+    python bench/multilingual.py --told --out bench/records/multilingual-told.json  # each clip alone, language given
     python bench/multilingual.py --reference-tools --out /tmp/ref.json   # + openai-whisper, faster-whisper, same run
-    python bench/multilingual.py --rescore docs/multilingual.json --out docs/multilingual.json   # scoring changed
+    python bench/multilingual.py --rescore bench/records/multilingual.json \
+        --out bench/records/multilingual.json   # scoring changed
 
 ``--cost`` runs the CLI on an English-only file (``bench/long_clip.py``, 10 minutes) with the language
 detected per region (the default) and with ``--language en`` (one language, no detection: what a one-language file

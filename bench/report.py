@@ -1,4 +1,5 @@
-"""The Markdown page of ``make bench`` (``docs/benchmarks.md``) from its JSON results (``docs/benchmarks.json``)."""
+"""The Markdown page of ``make bench`` (``docs/benchmarks.md``) from its JSON results
+(``bench/records/benchmarks.json``)."""
 
 from __future__ import annotations
 
@@ -187,7 +188,8 @@ def _diarization(d: dict) -> list[str]:
         "## Speaker diarization",
         "",
         f"From `bench/diarization.py` ({d['date']}, {d['duration_s'] / 60:.1f} min; JSON in "
-        "`docs/diarization-benchmark.json`). The stage alone, from the waveform to the speaker turns, model loading "
+        "`bench/records/diarization-benchmark.json`). The stage alone, from the waveform to the speaker turns, "
+        "model loading "
         "excluded: `fast` is the stage `transcribe` runs (with the VAD's speech regions), `stock` pyannote's own "
         "`SpeakerDiarization` with the same two models (segmentation-3.0, CAM++), the stage before pooled "
         "embeddings.",

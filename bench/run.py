@@ -2,7 +2,7 @@
 """``make bench``: our batched pipeline against openai-whisper's ``transcribe(word_timestamps=True)`` and
 faster-whisper's batched pipeline, in one run, on the same audio and the same weights.
 
-    python bench/run.py --out docs/benchmarks.md            # writes docs/benchmarks.md and docs/benchmarks.json
+    python bench/run.py --out docs/benchmarks.md   # writes docs/benchmarks.md and bench/records/benchmarks.json
     python bench/run.py --quick --out /tmp/bench.md          # pyannote's sample with tiny.en only (a smoke test)
     python bench/run.py --device cuda --batch-sizes 1,4,8,16,32 --out docs/benchmarks-gpu.md   # RTF by batch size
 
@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+RECORDS = ROOT / "bench" / "records"  # the JSON records the docs quote
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -71,6 +72,11 @@ def generated_clips(work: Path, sparse: bool) -> list[Clip]:
     if sparse:
         clips.append(Clip(name, work / f"{name}.flac", (work / f"{name}.txt").read_text(), SPARSE_HOURS * 3600.0))
     return clips
+
+
+def record_path(args: argparse.Namespace) -> Path:
+    """``--json``, else ``--out``'s name with ``.json`` in ``bench/records/``."""
+    return args.json or RECORDS / args.out.with_suffix(".json").name
 
 
 def ct2_folder(model: str, work: Path) -> Path:
@@ -208,7 +214,7 @@ def machine() -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
-    parser.add_argument("--json", type=Path, help="default: --out with .json")
+    parser.add_argument("--json", type=Path, help="default: --out's name with .json in bench/records/")
     parser.add_argument("--work-dir", type=Path, default=ROOT / "build" / "bench")
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--methods", default=",".join(MAIN_METHODS))
@@ -221,7 +227,7 @@ def main() -> None:
         "--render",
         action="store_true",
         help="only write --out again from the JSON of the last "
-        "run (--json) and docs/diarization-benchmark.json, measuring nothing",
+        "run (--json) and bench/records/diarization-benchmark.json, measuring nothing",
     )
     parser.add_argument(
         "--batch-sizes",
@@ -230,8 +236,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.render:
-        data = json.loads((args.json or args.out.with_suffix(".json")).read_text(encoding="utf-8"))
-        diarization = args.out.parent / "diarization-benchmark.json"
+        data = json.loads(record_path(args).read_text(encoding="utf-8"))
+        diarization = RECORDS / "diarization-benchmark.json"
         extra = json.loads(diarization.read_text()) if diarization.is_file() else None
         args.out.write_text(render_markdown(data, extra), encoding="utf-8")
         print(f"wrote {args.out}", file=sys.stderr)
@@ -300,10 +306,10 @@ def main() -> None:
         },
         "runs": runs,
     }
-    json_path = args.json or args.out.with_suffix(".json")
+    json_path = record_path(args)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    diarization = args.out.parent / "diarization-benchmark.json"  # make bench writes it just before
+    diarization = RECORDS / "diarization-benchmark.json"  # make bench writes it just before
     extra = json.loads(diarization.read_text()) if diarization.is_file() and not args.quick else None
     args.out.write_text(render_markdown(data, extra), encoding="utf-8")
     print(f"wrote {args.out} and {json_path}", file=sys.stderr)

@@ -1,7 +1,7 @@
 """Start-up (issue 48): how long whole ``whisper-subtitler`` processes take before they do any work, and the 30-s
 sample with ``--no-diarize`` to show that a real run lost nothing.
 
-    python bench/startup.py [--runs 5] [--before TREE] [--sample-runs 3] [--out docs/startup.json]
+    python bench/startup.py [--runs 5] [--before TREE] [--sample-runs 3] [--out bench/records/startup.json]
 
 Each command runs as a real process (``python -m whisper_subtitler ...``) in an empty folder: ``import
 whisper_subtitler.cli.app``, ``--help``, ``transcribe --help``, ``transcribe missing.mp4``, ``transcribe`` of 20

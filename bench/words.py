@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Words heard: our WER against faster-whisper's batched pipeline on the same weights, on every real-speech set.
 
-    python bench/words.py --set bench/results/speaker-set --out docs/words-benchmark.json
-    python bench/words.py --set bench/results/speaker-set-2 --out docs/words-held-out-2.json
+    python bench/words.py --set bench/results/speaker-set --out bench/records/words-benchmark.json
+    python bench/words.py --set bench/results/speaker-set-2 --out bench/records/words-held-out-2.json
 
 The sets are ``bench/conversations.py``'s (pyannote's ``sample.wav`` and its real utterances re-arranged: clean,
 under music beds at 5, 10 and 15 dB, under noise; tuning, held-out and held-out-2 splits; built on the fly when the

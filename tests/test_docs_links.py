@@ -112,10 +112,6 @@ def test_the_link_reader_finds_links_and_anchors(tmp_path):
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 53: the measurement records (JSON, logs) under docs/ move to bench/ (bench/results/ and notes)",
-)
 def test_docs_hold_no_measurement_records():
     # JSON (and JSON Lines) records and logs; what bench/ writes belongs under bench/, and the docs link there.
     records = sorted(shown(p) for p in DOCS.rglob("*") if p.suffix in (".json", ".jsonl", ".log"))

@@ -181,9 +181,9 @@ def centre_has_speech(
 
     The rule: kept when ``centre_s >= CENTRE_SHARE * elsewhere_s``, or when ``elsewhere_s`` is under ``MIN_SPEECH_S``
     (nothing to tell by). A centre carrying the dialogue has about as much speech as any other signal, often more: a
-    score at the dialogue's level hides most of it from the VAD in the downmix (measured in ``docs/channels.json``). A
-    silent centre, or one with music only (a music video, a commentary in L/R), has next to none. Raises ``InputError``
-    when ffmpeg cannot decode a window."""
+    score at the dialogue's level hides most of it from the VAD in the downmix (measured in
+    ``bench/records/channels.json``). A silent centre, or one with music only (a music video, a commentary in L/R),
+    has next to none. Raises ``InputError`` when ffmpeg cannot decode a window."""
     import numpy as np
 
     mixed = [i for i, name in enumerate(names) if not name.startswith("LFE")]

@@ -53,7 +53,7 @@ GPU_BATCH_CAP = 32  # beyond this one looping window stalls too many rows (whisp
 BATCH_CANDIDATES = (1, 2, 4, 8, 12, 16, 24, 32)
 DEFAULT_MODEL = "base"  # the embedded default model
 DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "int8": 4}  # int8: float32 activations
-# MiB per batch row measured on an H200 in fp16 (module docstring; docs/gpu/h200-2-memory.json).
+# MiB per batch row measured on an H200 in fp16 (module docstring; bench/gpu/h200-2-memory.json).
 MEASURED_CUDA_ROW_MIB = {"tiny.en": 12.5, "base": 21.0, "small": 59.4}
 MEASURED_TOKENS = 100  # the measurement decoded this many tokens; the self-attention cache of the rest is added
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bash .dev0/session.sh STEP SECONDS: one call of a GPU session (carry folders: docs/gpu/h200-prepare.sh). Calls on
+# bash .dev0/session.sh STEP SECONDS: one call of a GPU session (carry folders: bench/gpu/h200-prepare.sh). Calls on
 # one warm machine, each issued as soon as the last returns (it goes back after 30 s idle), carrying [.dev0 .devN]
 # for the steps setup (N=1), diarize (2), whisper (3), base2 (4), base3 (5), then [.dev0] alone for tests (the whole
 # suite; or tests-fast, tests-slow-a, tests-slow-b), bench and memory; the base model travels as three byte ranges of its two wheels. The second H200

@@ -4,16 +4,16 @@
 # model files and the first part of tiny.en, ~62 MB), .dev3 (the rest of tiny.en, the 10-minute bench clip and the
 # first 15 MB of the base model, ~63 MB), .dev4 and .dev5 (the rest of base, ~63 and ~59 MB).
 # Each call carries at most 64 MiB with the working tree. Run from the repository root with the dev venv installed
-# (make install-test), Debian's ffmpeg, espeak-ng and sox, and network to PyPI:  bash docs/gpu/h200-prepare.sh
+# (make install-test), Debian's ffmpeg, espeak-ng and sox, and network to PyPI:  bash bench/gpu/h200-prepare.sh
 # Then: carry [.dev0 .devN] "bash .dev0/session.sh STEP SECONDS" for setup (N=1), diarize (2), whisper (3),
-# base2 (4), base3 (5), each call issued as soon as the last returns (cp docs/gpu/h200-session.sh .dev0/session.sh
+# base2 (4), base3 (5), each call issued as soon as the last returns (cp bench/gpu/h200-session.sh .dev0/session.sh
 # first).
 set -euo pipefail
 W=${WORK:-/tmp/gpu-prepare}
 PY=.venv/bin/python
 mkdir -p "$W/whl" .dev0 .dev1/whl .dev2 .dev3
 for d in .dev0 .dev1 .dev2 .dev3; do grep -qx "/$d/" .git/info/exclude 2>/dev/null || echo "/$d/" >> .git/info/exclude; done
-cp docs/gpu/h200-session.sh .dev0/session.sh
+cp bench/gpu/h200-session.sh .dev0/session.sh
 
 # the packages the device image lacks (Python 3.12 there), at the versions of the dev venv; docopt, srt and
 # openai-whisper ship as sdists only and are built here
