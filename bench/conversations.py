@@ -23,7 +23,7 @@ exact reference (STM and RTTM). Groups (:func:`specs`), after pyannote's own ``s
 (:func:`check_tuning_seeds`, which ``bench/speakers.py`` calls before every tuning step). The ``tuning`` split uses
 seeds 0-7; earlier sessions tuned on seeds 0-24 (``docs/diarization.md``), so the held-out seeds start well above.
 ``held-out-2`` (``--held-out-2``, seeds 200-207, the same groups): made in session 23 after the short-region rule's
-errors on ``held-out`` had been looked at (``docs/diarization.md``, "Short regions: only the split ones"), for
+errors on ``held-out`` had been looked at (``bench/notes/diarization.md``, "Short regions: only the split ones"), for
 the questions ``held-out`` has already answered once; not in the default set.
 
 ``manifest.json`` lists each file with its split, group, seed, settings and the stretches where no one speaks

@@ -10,7 +10,7 @@ The evaluation set is built from the language clips that ship in the PyPI wheel 
 - ``held-out``: never used for tuning: the same five languages shuffled with seeds 11-13 and other pauses
   (0.3-0.6 s, 1.5-3 s, 0.6-1.2 s), and three files that add Polish, Japanese and Chinese clips (seeds 21-23).
 - ``held-out-2``: the same layouts with seeds 41-43 and 51-53, made in session 17 after two variants of the language
-  screen had been run on ``held-out`` (docs/multilingual.md, "The cost"): for a question ``held-out`` has already
+  screen had been run on ``held-out`` (bench/notes/multilingual.md, "The cost"): for a question ``held-out`` has already
   answered once. Not in the default run (``--held-out-2`` runs only these).
 
     python bench/multilingual.py --out bench/records/multilingual.json            # every file through the CLI, scored

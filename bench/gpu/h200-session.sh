@@ -4,7 +4,7 @@
 # for the steps setup (N=1), diarize (2), whisper (3), base2 (4), base3 (5), then [.dev0] alone for tests (the whole
 # suite; or tests-fast, tests-slow-a, tests-slow-b), bench and memory; the base model travels as three byte ranges of its two wheels. The second H200
 # session ran the same transfers with other measurements (git log of this file); these are the ones it left open
-# (docs/gpu-h200.md, "For the next session"). pytest runs with -v, and is stopped by SIGINT at its deadline, so that
+# (bench/notes/gpu-h200.md, "For the next session"). pytest runs with -v, and is stopped by SIGINT at its deadline, so that
 # a run cut short still names each result and prints its failures.
 # Every step appends to /tmp/o/STEP/log.txt and the whole folder comes back as $OUT/STEP.tar after each part (so a
 # killed call still returns what it did).

@@ -21,7 +21,7 @@ On a file in one language, the cost is one decoder step per window, the regions 
 checks; the encoder output of the windows and the cross-attention keys and values the screen projects (up to
 ``CROSS_CACHE_BYTES``) are reused for decoding. Against ``--language en``, the whole run took
 1.09-1.11x as long on the espeak-ng benchmark clip and 1.03x on 10 minutes of real telephone speech
-(docs/multilingual.md, "Quiet slices").
+(bench/notes/multilingual.md, "Quiet slices").
 """
 
 from __future__ import annotations

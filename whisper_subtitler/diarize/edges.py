@@ -2,14 +2,14 @@
 
 The turns are cut to silero-vad's speech regions (``embedded.TRIM_VAD``), whose edges lie past the speech: by the
 VAD's padding, and, under a music bed or noise, by the 80-150 ms that silero's speech probability takes to fall
-after the voice stops (``docs/diarization.md``, "Where the DER is"). Each turn's edges move inward over the 10-ms
+after the voice stops (``bench/notes/diarization.md``, "Where the DER is"). Each turn's edges move inward over the 10-ms
 frames no louder than the file's background plus :data:`ABOVE_BACKGROUND_DB`, at most :data:`MAX_TRIM` seconds per
 edge. The background's level is the median frame energy where no turn is, so it follows a music bed, a noise floor
 or a recording's silence. This is the lower threshold of energy-based endpoint detection (Rabiner and Sambur, "An
 algorithm for determining the endpoints of isolated utterances", Bell System Technical Journal 54(2), 1975: a
 fixed factor over the silence's level), applied only at the edges another detector already found.
 
-On the tuning split of the speaker set (``bench/speakers.py``; ``docs/diarization.md``, "Turn edges at the
+On the tuning split of the speaker set (``bench/speakers.py``; ``bench/notes/diarization.md``, "Turn edges at the
 speech's energy"), DER clean 10.2 -> 8.3 %, music 10 dB 14.3 -> 11.1 %, music 15 dB 12.2 -> 9.8 %, music 5 dB
 29.9 -> 27.1 %, noise 14.4 -> 10.7 %, pyannote's ``sample.wav`` 4.0 -> 3.9 %; the figures move by 0.6 point at
 most for 2-4 dB, the 40th to 60th percentile and 0.1-0.3 s.

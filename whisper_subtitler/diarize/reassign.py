@@ -32,7 +32,7 @@ the diarization and the exclusive diarization. No randomness. The cost is one CA
 over at most ``max_turns * max_turn_seconds`` seconds per speaker, and nothing when no region is short.
 The constants were chosen on the tuning set, the re-arranged conversations and two held-out sets, never on
 ``sample.wav`` alone (a grid, ``docs/diarization.md``, "Accuracy"); which regions are decided, on the tuning split of
-``bench/conversations.py`` (``docs/diarization.md``, "Short regions: only the split ones").
+``bench/conversations.py`` (``bench/notes/diarization.md``, "Short regions: only the split ones").
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ same numbers as ``whisper.model.ModelDimensions`` in each official checkpoint; a
 
 On CUDA the memory per batch row (one 30 s window) is a fit to measurements (``bench/memory.py`` on an H200,
 fp16, ``torch.cuda.max_memory_allocated`` over batches of 1, 4, 16 and 32 windows decoded greedily to 100
-tokens; docs/gpu-h200.md): tiny.en 12.5, base 21.0, small 59.4 MiB per row. What grows with the batch is the
+tokens; bench/notes/gpu-h200.md): tiny.en 12.5, base 21.0, small 59.4 MiB per row. What grows with the batch is the
 decoder's cross-attention keys and values, computed once per window and kept while it decodes, so the fit is a
 line through that size (residuals under 0.6 MiB), plus the self-attention cache of the tokens past the 100
 measured, plus the encoder phase where it is larger (the large models' 4-layer turbo decoder):

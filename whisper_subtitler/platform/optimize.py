@@ -153,7 +153,8 @@ def _host_allocator(s: Selection, env: Mapping[str, str]) -> str | None:
 # the diarization models see a new shape at each new batch size or file length, so it costs more than it saves: on
 # an H200 its trial workspaces took the diarization of an hour to 66.6 GiB of VRAM, against 2.0 GiB without, and
 # the first fp16 30-s file of a process took 8.2 s with it, 2.1 s with it and cuDNN attention both off
-# (docs/gpu-h200.md). Off is torch's default; the step makes sure a library loaded before us has not turned it on.
+# (bench/notes/gpu-h200.md). Off is torch's default; the step makes sure a library loaded before us has not turned
+# it on.
 CUDNN_BENCHMARK_DETAIL = "torch.backends.cudnn.benchmark = False: no convolution autotuning per new shape"
 
 
@@ -167,7 +168,7 @@ def _do_cudnn_benchmark_off(s: Selection, env: Mapping[str, str]) -> str:
 # cuDNN's attention backend of scaled_dot_product_attention (fp16/bf16 only) costs the first fp16 file of a process
 # as much as the autotuner does: on an H200, tiny.en on a 30-s file, the first run took 9.0 s with the autotuner off
 # and cuDNN attention on, 7.4-8.2 s with either one on, 2.1 s with both off (steady runs 0.4-0.6 s either way;
-# docs/gpu-h200.md). Flash and memory-efficient attention, which torch uses instead, build no plans per shape.
+# bench/notes/gpu-h200.md). Flash and memory-efficient attention, which torch uses instead, build no plans per shape.
 CUDNN_ATTENTION_DETAIL = "torch.backends.cuda.enable_cudnn_sdp(False): no cuDNN attention plans per new shape"
 
 

@@ -40,7 +40,7 @@ class DtypeRule:
 
 # fp32 with TF32 tensor-core matrix products (compute capability >= 8.0, the tf32 step) beat fp16 in every
 # measurement of the whole pipeline on an H100 and two H200s, with the same words: base on the 10-minute clip
-# 4.0 s against 12.8 s, tiny.en 4.3 s against 11.9 s (docs/gpu-h200.md). Measured on tiny and base only: larger
+# 4.0 s against 12.8 s, tiny.en 4.3 s against 11.9 s (bench/notes/gpu-h200.md). Measured on tiny and base only: larger
 # models keep fp16, whose weights and batch rows are half the size and whose tensor cores run at twice TF32's rate,
 # until a measurement says otherwise.
 FP32_MODELS = frozenset({"tiny", "tiny.en", "base", "base.en"})

@@ -18,10 +18,10 @@ def keep_word_timing_off_triton() -> None:
 
     On CUDA openai-whisper runs both as Triton kernels (``dtw_cuda``, ``median_filter_cuda``), and every process
     compiles them, builds a launcher with the C compiler and hashes Triton's sources before its first word
-    timestamp. On an H200 (docs/gpu-h200.md, fourth session) a 30-s file took 4.3 s in a fresh process with Triton's
-    disk cache warm and 2.2 s with word timing off Triton, 0.7 s either way for the next file: the cost matrix is
-    at most 224 tokens x 1500 frames, a copy to the host and a millisecond of DTW. On MPS, which has no float64,
-    the matrix must leave the device before it is converted (pytorch/pytorch#141711), which this order does."""
+    timestamp. On an H200 (bench/notes/gpu-h200.md, fourth session) a 30-s file took 4.3 s in a fresh process with
+    Triton's disk cache warm and 2.2 s with word timing off Triton, 0.7 s either way for the next file: the cost
+    matrix is at most 224 tokens x 1500 frames, a copy to the host and a millisecond of DTW. On MPS, which has no
+    float64, the matrix must leave the device before it is converted (pytorch/pytorch#141711), which this order does."""
     import whisper.timing as timing
 
     if getattr(timing.dtw, "_whispers", None) is not None:

@@ -37,8 +37,8 @@ MAX_WORD_CHANGE = 0.02  # a candidate whose words differ more from the first run
 PAYBACK_WINDOWS = 120  # 30-s windows in an hour of speech: a one-time cost (compilation) must pay back within it
 
 # torch.nn.attention.SDPBackend names worth measuring per backend. Not cuDNN's: the cudnn_attention_off step turns
-# it off, as its plan builds for every new shape cost seconds a file (docs/gpu-h200.md) that a warmed-up measurement
-# would not see. Flash attention runs fp16 and bf16 only (attention_kernels).
+# it off, as its plan builds for every new shape cost seconds a file (bench/notes/gpu-h200.md) that a warmed-up
+# measurement would not see. Flash attention runs fp16 and bf16 only (attention_kernels).
 ATTENTION_KERNELS = {
     BackendName.CUDA: ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH"),
     BackendName.ROCM: ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH"),
