@@ -54,7 +54,7 @@ DTYPE_RULES: tuple[DtypeRule, ...] = (
         1,
         arch.TF32,
         "float32",
-        "fp32 with TF32 tensor cores: faster than fp16 for this model on the measured GPUs (docs/gpu-h200.md)",
+        "fp32 with TF32 tensor cores: faster than fp16 for this model on the measured GPUs (bench/notes/gpu-h200.md)",
         FP32_MODELS,
     ),
     DtypeRule(BackendName.CUDA, 0, arch.FP16, "float16", "fp16 tensor cores; Whisper's own default on CUDA"),
