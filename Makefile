@@ -120,4 +120,4 @@ dist: | $(PY)
 	@ls -1 $(DIST)/whisper_subtitler-*
 
 clean:
-	rm -rf $(VENV) examples/media examples/output .pytest_cache .ruff_cache .mypy_cache .bench-work
+	rm -rf $(VENV) examples/media examples/output .pytest_cache .ruff_cache .mypy_cache .bench-work dist build
