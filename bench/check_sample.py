@@ -25,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from common import write_json  # noqa: E402
+
 from whisper_subtitler.cues import CueOptions  # noqa: E402
 from whisper_subtitler.cues.linebreak import layout, tokenize  # noqa: E402
 
@@ -102,11 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         f"start offset median {a['start_offset_median']} s, end offset median {a['end_offset_median']} s "
         f"({a['paired_cues']} of {a['reference_cues']} cues paired)"
     )
-    text = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
-    else:
-        print(text)
+    write_json(result, args.out, indent=2, ensure_ascii=False)
     return 0
 
 

@@ -46,6 +46,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from common import peak_rss_bytes, write_json  # noqa: E402
+
 LONG_HOURS = 3  # the memory file
 
 
@@ -111,7 +113,7 @@ def measure(path: Path, fast: bool, device: str = "cpu") -> dict:
         "cpu_system_s": round(after.ru_stime - before.ru_stime, 2),
         "speakers": len(diarization.speakers),
         "turns": len(diarization.turns),
-        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,  # Linux: KiB
+        "peak_rss_bytes": peak_rss_bytes(),
         "torch_threads": torch.get_num_threads(),
         "device": device,
         "peak_vram_bytes": torch.cuda.max_memory_allocated() if device.startswith("cuda") else None,
@@ -294,11 +296,7 @@ def main() -> int:
     if args.repeated:
         with tempfile.TemporaryDirectory() as tmp:
             rows = repeated_sample_scores([float(m) for m in args.repeated.split(",")], args.work_dir or Path(tmp))
-        text = json.dumps({"command": " ".join(["bench/diarization.py", *sys.argv[1:]]), "files": rows}, indent=2)
-        if args.out:
-            args.out.write_text(text + "\n")
-        else:
-            print(text)
+        write_json({"command": " ".join(["bench/diarization.py", *sys.argv[1:]]), "files": rows}, args.out, indent=2)
         return 0
 
     from tests import media
@@ -336,11 +334,7 @@ def main() -> int:
             data["stage"].append(run_child(long, fast=True))
     data["duration_s"] = round(time.perf_counter() - started, 1)
     data["summary"] = summary(data)
-    text = json.dumps(data, indent=2) + "\n"
-    if args.out:
-        args.out.write_text(text)
-    else:
-        sys.stdout.write(text)
+    write_json(data, args.out, indent=2)
     return 0
 
 

@@ -20,7 +20,6 @@ the rule would spare. The files:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -30,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import multilingual as ml  # noqa: E402
+from common import write_json  # noqa: E402
 
 from tests import media_multilingual as mm  # noqa: E402
 
@@ -128,10 +128,7 @@ def main() -> None:
                         counts["spared_alone_wrong"] += max(found, key=found.__getitem__) != heard
             print(wav.name, counts, file=sys.stderr)
     counts = {k: round(v, 1) if isinstance(v, float) else v for k, v in counts.items()}
-    text = json.dumps({"command": "python bench/language_screen.py", "counts": counts}, indent=1)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
-    print(text)
+    write_json({"command": "python bench/language_screen.py", "counts": counts}, args.out, indent=1, echo=True)
 
 
 if __name__ == "__main__":

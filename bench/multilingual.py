@@ -49,6 +49,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from common import write_json  # noqa: E402
+
 from tests import media_multilingual as mm  # noqa: E402
 
 FIVE = ("en", "es", "fr", "it", "pt")
@@ -497,11 +499,7 @@ def main() -> None:
             result["command"] = f"python bench/multilingual.py --cost --conversation {args.conversation.name}"
     else:
         result = run_on_splits(evaluate(args.extra, splits))
-    text = json.dumps(result, ensure_ascii=False, indent=1)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
-    else:
-        print(text)
+    write_json(result, args.out, indent=1, ensure_ascii=False)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import platform as host
-import shutil
 import subprocess
 import sys
 import time
@@ -34,6 +33,7 @@ RECORDS = ROOT / "bench" / "records"  # the JSON records the docs quote
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from common import ct2_folder, wer  # noqa: E402
 from report import render_markdown  # noqa: E402
 
 MODELS = ("tiny.en", "base")
@@ -77,31 +77,6 @@ def generated_clips(work: Path, sparse: bool) -> list[Clip]:
 def record_path(args: argparse.Namespace) -> Path:
     """``--json``, else ``--out``'s name with ``.json`` in ``bench/records/``."""
     return args.json or RECORDS / args.out.with_suffix(".json").name
-
-
-def ct2_folder(model: str, work: Path) -> Path:
-    """The model's CTranslate2 folder from its wheel (split wheels joined once into ``work``)."""
-    from whisper_subtitler.models import wheels
-
-    provider = wheels.PROVIDERS[model]
-    if not provider.installed():
-        raise SystemExit(f"{model}: install {provider.package} (make install-test)")
-    target = work / "ct2" / model
-    if (target / "model.bin").is_file():
-        return target
-    with provider.folder() as folder:
-        if len(provider.parts) == 1:
-            return Path(folder)
-        shutil.copytree(folder, target)
-    return target
-
-
-def wer(reference: str, hypothesis: str) -> float:
-    import jiwer
-    from whisper.normalizers import EnglishTextNormalizer
-
-    normalize = EnglishTextNormalizer()
-    return float(jiwer.wer(normalize(reference), normalize(hypothesis)))
 
 
 def measure(

@@ -13,7 +13,6 @@ the server process and its workers). Prints one JSON object; ``--out`` also writ
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import socket
@@ -28,6 +27,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from common import write_json  # noqa: E402
 
 from tests.media import SAMPLE_WAV  # noqa: E402  (pyannote's sample, located without importing pyannote)
 
@@ -132,10 +133,7 @@ def main() -> None:
         "peak_rss_mb": health["peak_rss_mb"],
         "peak_rss_mb_workers": health["peak_rss_mb_workers"],
     }
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    write_json(report, args.out, indent=2, echo=True)
 
 
 if __name__ == "__main__":

@@ -56,7 +56,6 @@ import itertools
 import json
 import logging
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -67,6 +66,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import turn_edges  # noqa: E402
+from common import peak_rss_bytes, write_json  # noqa: E402
 from conversations import check_tuning_seeds  # noqa: E402
 
 from tests.media_conversation import word_errors  # noqa: E402
@@ -431,7 +431,7 @@ def long_child(wav: Path, rttm: Path) -> dict:
         "speakers_found": len({t.speaker for t in turns}),
         "der_parts": parts,
         "diarize_s": round(seconds, 1),
-        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "peak_rss_bytes": peak_rss_bytes(),
     }
 
 
@@ -539,11 +539,7 @@ def main() -> int:
     if args.cv:
         result["cross_validation"] = cross_validate(rows)
     result["files"] = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
-    text = json.dumps(result, indent=1)
-    if args.out:
-        args.out.write_text(text + "\n")
-    else:
-        print(text)
+    write_json(result, args.out, indent=1)
     for key, value in result["summary"].items():
         log.info("%s: %s", key, value)
     return 0

@@ -53,10 +53,9 @@ def main() -> int:
     args = parser.parse_args()
 
     import jiwer
+    from common import ct2_folder, english_normalizer
     from conversations import build_set
     from faster_whisper import BatchedInferencePipeline, WhisperModel
-    from run import ct2_folder
-    from whisper.normalizers import EnglishTextNormalizer
 
     from whisper_subtitler import Subtitler
     from whisper_subtitler.cues.guards import shown_words
@@ -71,7 +70,7 @@ def main() -> int:
     entries = [e for e in entries if (not splits or e["split"] in splits) and e["group"] != "long"]
     entries = [e for e in entries if not groups or e["group"] in groups]
 
-    normalize = EnglishTextNormalizer()
+    normalize = english_normalizer()
     ours = Subtitler(model="base", diarize=False)
     ct2 = ct2_folder("base", ROOT / ".bench-work")
     tools = {

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import sys
 import time
 from pathlib import Path
@@ -23,13 +22,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from anywhere
 
+from common import peak_rss_bytes  # noqa: E402  (bench/ is first on sys.path: this script's folder)
+
 METHODS = ("openai", "ours", "ours-fp16", "ours-fp32", "ours-int8", "faster-whisper", "faster-whisper-int8")
 
 
 def peak_rss_mb() -> float:
-    """Peak resident set size of this process in MiB (``ru_maxrss`` is KiB on Linux, bytes on macOS)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+    """Peak resident set size of this process in MiB."""
+    return peak_rss_bytes() / (1024 * 1024)
 
 
 def warm_up_word_timing() -> None:
