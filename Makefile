@@ -5,10 +5,11 @@
 #   make dist    the sdist and the wheel into dist/ (README "Install": pip install dist/whisper_subtitler-*.whl)
 #   make bench   speed and memory against openai-whisper and faster-whisper, and speaker diarization against
 #                pyannote's own pipeline (docs/benchmarks.md), memory per batch row (bench/records/memory-cpu.json), and
-#                speakers on real conversations, clean, under music and noise, and long (bench/records/speakers-benchmark.json;
-#                the second held-out split: bench/records/speakers-held-out-2.json),
+#                speakers on real conversations, clean, under music and noise, and long (bench/records/speakers-*.json:
+#                short-regions, collar-reference-tools, long, held-out-2), compute types (docs/benchmarks-compute-types.md),
 #                and check's report and SubER of the sample against its transcript (bench/records/check-sample.json),
-#                and our WER against faster-whisper's batched pipeline on the same sets (bench/records/words-*.json)
+#                and our WER against faster-whisper's batched pipeline on the same sets (bench/records/words-*.json),
+#                and a batch on the local executor against Ray workers (bench/records/executors-benchmark.json)
 #   make bench-memory               memory per batch row only (bench/memory.py -> bench/records/memory-cpu.json)
 #   make bench-serve                the HTTP server: requests per minute and latency on the 30-s sample (docs/serve.md)
 #   make long-clip OUT=DIR          the 10-minute benchmark clip with its transcript (bench/long_clip.py)
@@ -70,16 +71,22 @@ test-fast: install-test
 bench: install-test
 	$(PY) bench/diarization.py --out bench/records/diarization-benchmark.json
 	$(PY) bench/conversations.py --out bench/results/speaker-set --long
-	$(PY) bench/speakers.py --set bench/results/speaker-set --long --cv --reference-tools --out bench/records/speakers-benchmark.json
+	$(PY) bench/speakers.py --set bench/results/speaker-set --cv --out bench/records/speakers-short-regions.json
+	$(PY) bench/speakers.py --set bench/results/speaker-set --splits held-out --reference-tools \
+		--out bench/records/speakers-collar-reference-tools.json
+	$(PY) bench/speakers.py --set bench/results/speaker-set --long-only --out bench/records/speakers-long.json
 	$(PY) bench/conversations.py --out bench/results/speaker-set-2 --held-out-2
 	$(PY) bench/speakers.py --set bench/results/speaker-set-2 --splits held-out-2 --out bench/records/speakers-held-out-2.json
 	$(PY) bench/words.py --set bench/results/speaker-set --out bench/records/words-benchmark.json
 	$(PY) bench/words.py --set bench/results/speaker-set-2 --splits held-out-2 --out bench/records/words-held-out-2.json
 	$(PY) bench/run.py --out docs/benchmarks.md --batch-sizes 1,4,8,16
+	$(PY) bench/run.py --models tiny.en,base --methods openai,ours,ours-int8,faster-whisper,faster-whisper-int8 \
+		--no-memory --out docs/benchmarks-compute-types.md
 	$(PY) bench/memory.py > bench/records/memory-cpu.json
 	$(PY) bench/check_sample.py --out bench/records/check-sample.json
 	$(PY) bench/channels.py --out bench/records/channels.json
 	$(PY) bench/startup.py --out bench/records/startup-benchmark.json
+	$(PY) bench/executors.py --repeats 3 --out bench/records/executors-benchmark.json
 	$(MAKE) bench-multilingual
 	$(MAKE) bench-serve
 

@@ -3,7 +3,7 @@
 the stretches where music or noise plays alone; per file, per group and split.
 
     python bench/conversations.py --out /tmp/speaker-set [--long]
-    python bench/speakers.py --set /tmp/speaker-set --out bench/records/speakers-benchmark.json   # make bench
+    python bench/speakers.py --set /tmp/speaker-set --cv --out bench/records/speakers-short-regions.json   # make bench
     python bench/speakers.py --set /tmp/speaker-set --groups clean --splits held-out          # a part of it
     python bench/speakers.py --set /tmp/speaker-set --cv                                      # + the rule's grid
 
