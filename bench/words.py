@@ -2,7 +2,8 @@
 """Words heard: our WER against faster-whisper's batched pipeline on the same weights, on every real-speech set.
 
     python bench/words.py --set bench/results/speaker-set --out bench/records/words-benchmark.json
-    python bench/words.py --set bench/results/speaker-set-2 --out bench/records/words-held-out-2.json
+    python bench/words.py --set bench/results/speaker-set-2 --splits held-out-2 \
+        --out bench/records/words-held-out-2.json
 
 The sets are ``bench/conversations.py``'s (pyannote's ``sample.wav`` and its real utterances re-arranged: clean,
 under music beds at 5, 10 and 15 dB, under noise; tuning, held-out and held-out-2 splits; built on the fly when the
@@ -62,7 +63,7 @@ def main() -> int:
 
     manifest = args.set / "manifest.json"
     if not manifest.is_file():
-        held_out_2 = "held-out-2" in args.set.name or args.splits == "held-out-2"
+        held_out_2 = args.splits == "held-out-2"
         build_set(args.set, splits=("held-out-2",) if held_out_2 else ("tuning", "held-out"))
     entries = json.loads(manifest.read_text())
     splits = {s for s in args.splits.split(",") if s}

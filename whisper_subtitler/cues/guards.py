@@ -119,8 +119,9 @@ def shown_words(words: Sequence[Word], removed: Sequence[Removal]) -> list[Word]
 
 def unaccounted(words: Sequence[Word], shown: Sequence[str], removed: Sequence[Removal] = ()) -> list[Word]:
     """The words of ``words`` (a transcript's, in time order) that are neither in the ``shown`` text (the cues'
-    lines, in order, speaker labels and dashes stripped) nor recorded in ``removed`` (a removal whose span holds the
-    word and whose text has it). Empty when nothing was lost: cue building checks it on every file.
+    lines, in order, speaker labels and dashes stripped) nor recorded in ``removed`` (a removal of stage ``"cues"``
+    whose span holds the word and whose text has it: ``shown_words``). Empty when nothing was lost: cue building
+    checks it on every file.
 
     Text is compared without case, punctuation or spaces, so that line breaks and words cut in pieces compare
     alike; where the two differ, the words missing are found by ``difflib.SequenceMatcher`` over words (characters
