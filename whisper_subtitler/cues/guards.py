@@ -106,11 +106,15 @@ def shown_words(words: Sequence[Word], removed: Sequence[Removal]) -> list[Word]
     if not spans:
         return list(words)
     starts = [a for a, _, _ in spans]
+    longest = max(b - a for a, b, _ in spans)  # a span starting earlier than this before a word cannot hold it
 
     def is_removed(w: Word) -> bool:
         keys = _tokens(w.text)
-        for _start, b, text in spans[: bisect.bisect_right(starts, w.start + 1e-6)]:
-            if w.end <= b + 1e-6 and all(k in text for k in keys):
+        for k in range(bisect.bisect_right(starts, w.start + 1e-6) - 1, -1, -1):
+            a, b, text = spans[k]
+            if a < w.start - longest - 1e-6:
+                break
+            if w.end <= b + 1e-6 and all(key in text for key in keys):
                 return True
         return False
 
