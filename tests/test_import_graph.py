@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "video",
         "models.holder",
         "quality",
+        "library",
     ),  # runs, files
     (  # the stages and what they exchange
         "transcription",
