@@ -259,11 +259,12 @@ class SpeakerOptions:
 class OutputOptions:
     """The files a run writes and how they are encoded (``writers``, ``outputs``).
 
-    ``formats``: writer names (``srt``, ``vtt``, ``ass``, ``json``, ``txt``, ``tsv``, ``rttm``) or ``all``, as asked;
-    ``output_dir``: their folder (``None``: beside each input); ``name_template``: the file name without extension
-    (``{stem}``, ``{name}``, ``{ext}``, ``{parent}``); ``overwrite``: replace existing files (else kept). ``bom``: a
-    UTF-8 byte order mark; ``crlf``: CR LF line ends; ``word_level``: karaoke word timing in VTT and ASS.
-    ``embed``/``burn_in``: also a copy of each video with the subtitles as soft tracks / in the picture (files only).
+    ``formats``: writer names (``srt``, ``vtt``, ``ass``, ``json``, ``txt``, ``tsv``, ``rttm``, ``lrc``) or ``all``,
+    as asked; ``output_dir``: their folder (``None``: beside each input); ``name_template``: the file name without
+    extension (``{stem}``, ``{name}``, ``{ext}``, ``{parent}``); ``overwrite``: replace existing files (else kept).
+    ``bom``: a UTF-8 byte order mark; ``crlf``: CR LF line ends; ``word_level``: karaoke word timing in VTT and ASS
+    (and enhanced LRC word tags). ``embed``/``burn_in``: also a copy of each video with the subtitles as soft tracks /
+    in the picture (files only).
     Raises ``UsageError`` for an unknown or empty format list.
     """
 

@@ -250,7 +250,7 @@ WordLevel = Annotated[
     typer.Option(
         "--word-level",
         rich_help_panel="Subtitles",
-        help="Karaoke-style word highlighting in VTT (timestamp tags) and ASS (\\k).",
+        help="Karaoke-style word highlighting in VTT (timestamp tags), ASS (\\k) and LRC (enhanced <mm:ss.xx> tags).",
     ),
 ]
 Bom = Annotated[

@@ -17,6 +17,7 @@ from whisper_subtitler.types import Cue, Transcript
 from whisper_subtitler.writers.ass import AssWriter
 from whisper_subtitler.writers.base import Writer, WriterOptions, format_timestamp, to_milliseconds
 from whisper_subtitler.writers.json import JsonWriter, read_transcript, transcript_from_dict, transcript_to_dict
+from whisper_subtitler.writers.lrc import LrcWriter
 from whisper_subtitler.writers.rttm import RttmWriter
 from whisper_subtitler.writers.srt import SrtWriter
 from whisper_subtitler.writers.tsv import TsvWriter
@@ -32,7 +33,8 @@ def register(writer: Writer) -> Writer:
     return writer
 
 
-for _writer in (SrtWriter(), VttWriter(), TxtWriter(), TsvWriter(), JsonWriter(), AssWriter(), RttmWriter()):
+_WRITERS = (SrtWriter(), VttWriter(), TxtWriter(), TsvWriter(), JsonWriter(), AssWriter(), RttmWriter(), LrcWriter())
+for _writer in _WRITERS:
     register(_writer)
 
 

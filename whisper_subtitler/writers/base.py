@@ -23,9 +23,9 @@ class WriterOptions:
 
     ``bom``: start the file with a UTF-8 byte order mark (some players and TVs need it; never for JSON).
     ``crlf``: end lines with CR LF instead of LF. ``word_level``: karaoke-style word highlighting in VTT
-    (timestamp tags) and ASS (``\\k`` tags). ``speaker_style``: how the plain transcript (TXT) shows
-    speakers (``cues.labels.SpeakerStyle``); cue-based formats print what their cues carry, which the cue
-    builder decided from ``CueOptions.speaker_style``.
+    (timestamp tags), ASS (``\\k`` tags) and LRC (enhanced word tags). ``speaker_style``: how the plain
+    transcript (TXT) shows speakers (``cues.labels.SpeakerStyle``); cue-based formats print what their cues
+    carry, which the cue builder decided from ``CueOptions.speaker_style``.
     """
 
     bom: bool = False
