@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "transcription",
         "diarize",
         "speakers",
+        "voices",
         "cues",
         "writers",
         "outputs",

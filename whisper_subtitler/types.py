@@ -169,6 +169,24 @@ class Diarization:
 
 
 @dataclass(frozen=True, slots=True)
+class VoiceMatch:
+    """How one speaker cluster of a file compared with the voice library (``--voices``, ``whisper_subtitler.voices``).
+
+    ``cluster`` is the diarization's label (``SPEAKER_00``...), ``speaker`` the label the transcript shows (a
+    library name, ``SPEAKER_A``... for a voice heard before in the batch but not enrolled, or ``cluster``);
+    ``source`` says where ``speaker`` came from: ``"library"``, ``"session"`` (the batch's unnamed voices) or
+    ``None`` (no match). ``scores`` are the best library voices, ``(name, cosine similarity)``, best first;
+    ``seconds`` the cluster's speech that was embedded.
+    """
+
+    cluster: str
+    speaker: str
+    source: str | None = None
+    scores: tuple[tuple[str, float], ...] = ()
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class Removal:
     """Words a hallucination guard removed on purpose (``cues.guards``), so that what was left out is on record.
 
@@ -194,7 +212,7 @@ class Transcript:
     (``Segment.language``). ``duration`` is the audio duration in seconds; ``timings`` maps stage names
     (``audio``, ``transcribe``, ``diarize``, ...) to wall seconds; ``turns`` holds the diarization speaker turns
     (empty without it); ``removed`` the words the hallucination guards removed on purpose, in time order
-    (``Removal``).
+    (``Removal``); ``voices`` how each speaker cluster compared with the voice library (``VoiceMatch``, ``--voices``).
     """
 
     segments: tuple[Segment, ...]
@@ -207,6 +225,7 @@ class Transcript:
     channel: ChannelUse | None = field(default=None, compare=False)  # the audio channel transcribed (channels.py)
     timings: dict[str, float] = field(default_factory=dict, compare=False)
     removed: tuple[Removal, ...] = ()
+    voices: tuple[VoiceMatch, ...] = ()  # each speaker cluster against the voice library (--voices)
 
     @property
     def words(self) -> tuple[Word, ...]:

@@ -12,6 +12,10 @@ in a ``removed`` entry of stage ``cues``; stage ``transcript`` words were remove
 each segment and cue has the language it was decoded in (ISO 639-1). Stage timings (wall seconds) are not
 written: the same input and options give the same file, byte for byte; the ``--json`` summary of a run carries
 them. An older file's ``timings`` are still read.
+``voices`` (``--voices`` only; ``types.VoiceMatch``): per speaker cluster of the diarization, ``cluster`` (its label
+there), ``speaker`` (the label shown: a library name, ``SPEAKER_A``... or the cluster's), ``source`` (``library``,
+``session`` or null), ``scores`` (the best library voices, ``[name, cosine similarity]``) and ``seconds`` (speech
+embedded); absent without ``--voices``.
 ``audio_channel`` (``used``, ``reason``, ``layout``; ``channels.ChannelUse``) says which channel of a multichannel
 audio stream was transcribed and why; it is absent for the downmix of a mono or stereo stream, and in older files.
 Floats are written at full precision, so ``read_transcript``
@@ -28,7 +32,7 @@ from typing import Any
 
 from whisper_subtitler.channels import describe, from_description
 from whisper_subtitler.errors import InputError
-from whisper_subtitler.types import Cue, Removal, Segment, SpeakerTurn, Transcript, Word
+from whisper_subtitler.types import Cue, Removal, Segment, SpeakerTurn, Transcript, VoiceMatch, Word
 from whisper_subtitler.writers.base import Writer, WriterOptions
 
 SCHEMA = "whisper-subtitler/transcript"
@@ -44,6 +48,24 @@ def _audio_channel(transcript: Transcript) -> dict[str, Any]:
     ``{}`` for the downmix of a mono or stereo stream (``ChannelUse.default``), which earlier files did not say."""
     use = transcript.channel
     return {} if use is None or use.default else {"audio_channel": describe(use)}
+
+
+def _voices(transcript: Transcript) -> dict[str, Any]:
+    """``{"voices": [...]}`` with ``--voices`` (``types.VoiceMatch``), ``{}`` without, as files before it."""
+    if not transcript.voices:
+        return {}
+    return {
+        "voices": [
+            {
+                "cluster": m.cluster,
+                "speaker": m.speaker,
+                "source": m.source,
+                "scores": [[name, score] for name, score in m.scores],
+                "seconds": m.seconds,
+            }
+            for m in transcript.voices
+        ]
+    }
 
 
 def transcript_to_dict(transcript: Transcript, cues: Sequence[Cue] = ()) -> dict[str, Any]:
@@ -84,6 +106,7 @@ def transcript_to_dict(transcript: Transcript, cues: Sequence[Cue] = ()) -> dict
             for s in transcript.segments
         ],
         "turns": [{"start": t.start, "end": t.end, "speaker": t.speaker} for t in transcript.turns],
+        **_voices(transcript),
         "cues": [
             {
                 "start": _num(c.start),
@@ -164,6 +187,16 @@ def transcript_from_dict(data: Mapping[str, Any]) -> Transcript:
         removed=tuple(
             Removal(str(r["reason"]), _float(r["start"]), _float(r["end"]), str(r["text"]), str(r.get("stage", "cues")))
             for r in data.get("removed") or ()
+        ),
+        voices=tuple(
+            VoiceMatch(
+                str(v["cluster"]),
+                str(v["speaker"]),
+                v.get("source"),
+                tuple((str(name), float(score)) for name, score in v.get("scores") or ()),
+                float(v.get("seconds", 0.0)),
+            )
+            for v in data.get("voices") or ()
         ),
     )
 
