@@ -309,6 +309,11 @@ def _run_options(
     diarization, names = speakers.diarization(output.formats)
     if diarization is not None and check_speakers:
         diarization = check_diarization(diarization)  # a missing extra, token or model fails now
+    voices = speakers.voices_options()
+    if voices is not None and check_speakers:
+        from whisper_subtitler.voices.naming import VoiceNamer
+
+        VoiceNamer(voices)  # a library that cannot be used fails now (exit 3), before any file
     return RunOptions(
         model=decoding.model,
         transcribe=decoding.transcribe_options(fp16=selection.dtype == "float16"),
@@ -326,6 +331,7 @@ def _run_options(
         writer=output.writer(cues.speaker_style),
         diarization=diarization,
         speaker_names=names,
+        voices=voices,
     )
 
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from whisper_subtitler.diarize import DiarizationOptions
     from whisper_subtitler.platform import Selection
     from whisper_subtitler.transcription import Decoding
+    from whisper_subtitler.voices import VoicesOptions
     from whisper_subtitler.writers import WriterOptions
 
 __all__ = [
@@ -222,8 +223,11 @@ class SpeakerOptions:
     the offline models are installed (else off, with one warning). Any other field set implies ``diarize``.
     ``num_speakers`` fixes the number of speakers, ``min_speakers``/``max_speakers`` bound it; ``model``: a Hugging
     Face pipeline id or a local pipeline folder or ``config.yaml`` (``None``: the embedded offline pipeline);
-    ``names``: the speakers' names in order of first appearance. Raises ``UsageError`` for counts below 1 or out of
-    their bounds, an empty or repeated name, and speaker options with ``diarize=False``.
+    ``names``: the speakers' names in order of first appearance. ``voices``: name speakers from the voice library
+    (``whisper_subtitler.voices``) in ``voices_dir`` (``None``: the user's data folder; a folder implies ``voices``);
+    ``voices_session``: label voices heard before in the batch but not enrolled ``SPEAKER_A``... alike across its
+    files. ``names`` win over the library's. Raises ``UsageError`` for counts below 1 or out of their bounds, an
+    empty or repeated name, and speaker options with ``diarize=False``.
     """
 
     diarize: bool | None = None
@@ -232,9 +236,14 @@ class SpeakerOptions:
     max_speakers: int | None = None
     model: str | None = None
     names: tuple[str, ...] = ()
+    voices: bool = False
+    voices_dir: Path | None = None
+    voices_session: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "names", tuple(self.names))
+        if self.diarize is False and self.voices_options() is not None:
+            raise UsageError("--voices needs speaker diarization", hint="leave out --no-diarize")
         if any("," in name for name in self.names):
             raise UsageError(f"--speaker-names: a name cannot hold a comma: {self.names!r}")
         self.diarization()
@@ -245,7 +254,7 @@ class SpeakerOptions:
         from whisper_subtitler.diarize.options import options_from_cli
 
         return options_from_cli(
-            diarize=self.diarize,
+            diarize=True if self.voices_options() is not None else self.diarize,
             num_speakers=self.num_speakers,
             min_speakers=self.min_speakers,
             max_speakers=self.max_speakers,
@@ -253,6 +262,14 @@ class SpeakerOptions:
             speaker_names=",".join(self.names) if self.names else None,
             formats=tuple(f.strip().lower() for spec in formats for f in spec.split(",")),
         )
+
+    def voices_options(self) -> VoicesOptions | None:
+        """``--voices`` as ``voices.VoicesOptions``, ``None`` when not asked for."""
+        if not self.voices and self.voices_dir is None:
+            return None
+        from whisper_subtitler.voices import VoicesOptions
+
+        return VoicesOptions(directory=self.voices_dir, session=self.voices_session)
 
 
 @dataclass(frozen=True)

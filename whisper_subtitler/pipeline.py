@@ -32,7 +32,7 @@ from whisper_subtitler.stages import OnStage, Stage, StageTimer
 from whisper_subtitler.transcription import Decoding, Region, TranscribeOptions, new_transcript
 from whisper_subtitler.transcription.batched import BatchedDecoding
 from whisper_subtitler.transcription.pauses import start_after_pauses
-from whisper_subtitler.types import Audio, Cue, Removal, Segment, Transcript
+from whisper_subtitler.types import Audio, Cue, Removal, Segment, Transcript, VoiceMatch
 from whisper_subtitler.vad import pauses, speech_regions, tight_regions
 from whisper_subtitler.video import video_targets, write_video_copies
 from whisper_subtitler.video.run import require_subtitle_filter
@@ -67,6 +67,7 @@ class RunOptions:
     writer: WriterOptions = WriterOptions()
     diarization: Any = None
     speaker_names: tuple[str, ...] = ()
+    voices: Any = None  # --voices: a voices.VoicesOptions (speakers named from the voice library), None without
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,7 @@ class Pipeline:
             options.model, options.decoding, options.transcribe, selection, options.diarization
         )
         self._prefetcher = Prefetcher(lambda source: self._prepare(source))
+        self._voices: Any = None  # the voices.naming.VoiceNamer of the batch, made at the first file
 
     def load(self, sources: Iterable[Path] = ()) -> None:
         """Resolve and load Whisper before the first file, so that a bad ``--model`` ends the run once (exit 3), not
@@ -281,10 +283,17 @@ class Pipeline:
 
         with self.models.diarizer() as diarizer:
             diarization = diarizer.diarize(audio, speech=speech)
+        matches: tuple[VoiceMatch, ...] = ()
+        if self.options.voices is not None:  # --voices: clusters named from the library, in input order
+            from whisper_subtitler.voices.naming import VoiceNamer
+
+            self._voices = self._voices or VoiceNamer(self.options.voices)
+            diarization, matches = self._voices.name(audio, diarization)
         transcript = assign_speakers(transcript, diarization.turns, exclusive=diarization.exclusive_turns)
+        transcript = replace(transcript, voices=matches)
         if self.options.speaker_names:
             return rename_speakers(transcript, self.options.speaker_names)
-        return without_single_speaker(transcript)
+        return transcript if any(m.source == "library" for m in matches) else without_single_speaker(transcript)
 
 
 def _advancing(timer: StageTimer, piece: Audio) -> Callable[[float], None]:

@@ -23,6 +23,7 @@ from whisper_subtitler.cli.check import CHECK_EXIT_CODES, check
 from whisper_subtitler.cli.console import err, fail, setup_logging
 from whisper_subtitler.cli.precheck import unreadable_batch
 from whisper_subtitler.cli.serve import serve
+from whisper_subtitler.cli.voices import voices_app
 from whisper_subtitler.cues.labels import SpeakerStyle
 from whisper_subtitler.errors import SubtitlerError
 from whisper_subtitler.interrupts import ending_on_signals, exit_code, signal_number
@@ -102,6 +103,8 @@ def transcribe(
     max_speakers: o.MaxSpeakers = None,
     diarization_model: o.DiarizationModel = None,
     speaker_names: o.SpeakerNames = None,
+    voices: o.Voices = False,
+    voices_dir: o.VoicesDir = None,
     speaker_style: o.SpeakerStyleOption = SpeakerStyle.change,
     gpu_backend: o.GpuBackend = None,
     optimization_level: o.OptimizationLevel = None,
@@ -339,6 +342,7 @@ def format_transcripts(
 app.command("align", epilog=EXIT_CODES_HELP)(align)
 app.command("check", epilog=CHECK_EXIT_CODES)(check)
 app.command("serve", epilog=EXIT_CODES_HELP)(serve)
+app.add_typer(voices_app)
 
 
 def main() -> None:

@@ -127,6 +127,8 @@ class TranscribeArgs(SubtitleArgs):
     max_speakers: int | None
     diarization_model: str | None
     speaker_names: str | None
+    voices: bool
+    voices_dir: Path | None
     gpu_backend: BackendName | None
     optimization_level: int | None
     no_fallback: bool
@@ -232,6 +234,8 @@ class TranscribeArgs(SubtitleArgs):
             max_speakers=self.max_speakers,
             model=self.diarization_model,
             names=parse_speaker_names(self.speaker_names) if self.speaker_names is not None else (),
+            voices=self.voices,
+            voices_dir=self.voices_dir,
         )
 
     def device_options(self) -> DeviceOptions:

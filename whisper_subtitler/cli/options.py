@@ -326,6 +326,26 @@ SpeakerNames = Annotated[
         help='Names in order of first appearance, e.g. "Alice,Bob". Any speaker option implies --diarize.',
     ),
 ]
+Voices = Annotated[
+    bool,
+    typer.Option(
+        "--voices",
+        rich_help_panel="Speakers",
+        help="Name speakers from the voice library (whisper-subtitler voices add NAME CLIP): a speaker whose voice "
+        "clearly matches an enrolled one gets its name; voices heard before in the batch but not enrolled get "
+        "SPEAKER_A, SPEAKER_B... alike in every file. Implies --diarize; --speaker-names wins over it.",
+    ),
+]
+VoicesDir = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--voices-dir",
+        rich_help_panel="Speakers",
+        show_default=False,
+        file_okay=False,
+        help="The voice library's folder (default: $XDG_DATA_HOME/whisper-subtitler/voices). Implies --voices.",
+    ),
+]
 
 # Platform
 GpuBackend = Annotated[
