@@ -23,6 +23,7 @@ Pure Python: no torch, no numpy, no ffmpeg. About 1 ms per 100 words.
 from __future__ import annotations
 
 import logging
+import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -39,6 +40,7 @@ from whisper_subtitler.cues.guards import (
     removed_groups,
     unaccounted,
 )
+from whisper_subtitler.cues.guides import for_language
 from whisper_subtitler.cues.labels import (
     DIALOGUE_DASH,
     SpeakerStyle,
@@ -49,6 +51,7 @@ from whisper_subtitler.cues.labels import (
 )
 from whisper_subtitler.cues.linebreak import Layout, break_penalty, layout, tokenize
 from whisper_subtitler.cues.options import CueOptions
+from whisper_subtitler.cues.phrases import continuations
 from whisper_subtitler.cues.timing import Span, needed_duration, time_cues
 from whisper_subtitler.cues.width import display_width, ends_sentence, is_spaceless
 from whisper_subtitler.cues.words import repair_words
@@ -67,18 +70,30 @@ LAYOUT_WEIGHT = 0.5  # weight of the cue's own line-break penalty
 class _Context:
     """What every cost evaluation of one transcript needs."""
 
-    def __init__(self, options: CueOptions, spaceless: bool, english: bool, style: SpeakerStyle) -> None:
-        self.options = options
+    def __init__(
+        self,
+        options: CueOptions,
+        spaceless: bool,
+        english: bool,
+        style: SpeakerStyle,
+        glue: frozenset[int] = frozenset(),
+    ) -> None:
+        self.options = options  # the rules of this language (cues.guides.for_language)
         self.spaceless = spaceless
         self.english = english
         self.style = style  # SpeakerStyle.none when the transcript has fewer than two speakers
+        self.glue = glue  # ids of the words that continue the phrase before them (cues.phrases): no break before one
+
+    def joins(self, word: Word) -> bool:
+        """Whether no line break or cue boundary may come before ``word`` (it continues a phrase or a word)."""
+        return id(word) in self.glue if self.spaceless else not word.text[:1].isspace()
 
     def layout(self, words: Sequence[Word], labelled: bool = False) -> Layout | None:
         """Lines of a cue of ``words``; ``labelled``: its first line carries the speaker label."""
         o = self.options
         speaker = words[0].speaker
         return layout(
-            tokenize([w.text for w in words], self.spaceless),
+            tokenize([w.text for w in words], self.spaceless, [id(w) in self.glue for w in words]),
             max_width=o.max_line_width,
             max_lines=o.max_lines,
             first_line_indent=display_width(speaker_label(speaker)) if labelled and speaker is not None else 0,
@@ -90,6 +105,25 @@ class _Context:
 def _chars(lines: Sequence[str], spaceless: bool) -> int:
     """Characters read in a cue (spaces count, line breaks count as a space where a space was)."""
     return sum(len(line) for line in lines) + (0 if spaceless else len(lines) - 1)
+
+
+def _reading_chars(lines: Sequence[str], spaceless: bool, own: CueOptions, main: CueOptions) -> int:
+    """The characters of a cue as the timing (at ``main.max_cps``) counts them so that it gets the reading time of its
+    own language's speed (``own.max_cps``, ``cues.guides``): the same count when the two speeds are equal."""
+    chars = _chars(lines, spaceless)
+    return chars if own.max_cps == main.max_cps else math.ceil(chars * main.max_cps / own.max_cps)
+
+
+def _phrase_glue(runs: Sequence[Sequence[Word]], language: str, spaceless: bool, forced: bool | None) -> frozenset[int]:
+    """Ids of the words that continue the phrase before them (``phrases.continuations``), in the runs written without
+    spaces (the main language's when ``spaceless``, a run's own otherwise; every run as ``forced`` says when set)."""
+    glue: set[int] = set()
+    for run in runs:
+        own = run[0].language or language
+        if not (forced if forced is not None else (spaceless if own == language else is_spaceless(own, ""))):
+            continue
+        glue.update(id(w) for w, joined in zip(run, continuations(own, [w.text for w in run])) if joined)
+    return frozenset(glue)
 
 
 def _split_giant_words(words: Sequence[Word], limit: int) -> list[Word]:
@@ -137,7 +171,7 @@ def _group_run(words: list[Word], limit_end: float, ctx: _Context, first_labelle
     n = len(words)
     spaceless = ctx.spaceless
     # Boundaries may fall before word k only where a line could break (not inside a word).
-    can_cut = [True] + [spaceless or w.text[:1].isspace() for w in words[1:]] + [True]
+    can_cut = [True] + [not ctx.joins(w) for w in words[1:]] + [True]
     max_cols = o.max_line_width * o.max_lines
     cols = [0]
     for w in words:
@@ -240,6 +274,7 @@ def build_cues(
     if spaceless is None:
         spaceless = is_spaceless(transcript.language or None, transcript.text)
     language = (transcript.language or "en").lower()
+    chosen, options = options, for_language(options, transcript.language or None)  # the main language's guide
 
     cleaned = clean_transcript(transcript, options.max_cps, stage="cues")
     record.extend(r for r in cleaned.removed if r not in transcript.removed)
@@ -253,16 +288,18 @@ def build_cues(
     words = collapse_loops(voiced, options.max_repeats)
     record += removals(repaired, voiced, "unvoiced") + removals(voiced, words, "loop")
     style = SpeakerStyle(options.speaker_style) if several_speakers(w.speaker for w in words) else SpeakerStyle.none
-    ctx = _Context(options, spaceless, english=language.startswith("en"), style=style)
+    glue = _phrase_glue(_split_runs(words, options.pause), language, spaceless, options.spaceless)
+    ctx = _Context(options, spaceless, english=language.startswith("en"), style=style, glue=glue)
     contexts: dict[str | None, _Context] = {}
 
     def context(words: Sequence[Word]) -> _Context:
-        """The context of a run or cue in one language: its own script and word lists when it has a language."""
+        """The context of a run or cue in one language: its own script, word lists and guide when it has one."""
         own = words[0].language if words else None
         if own is None or own == language or options.spaceless is not None:
             return ctx
         if own not in contexts:
-            contexts[own] = _Context(options, is_spaceless(own, ""), english=own.startswith("en"), style=style)
+            own_options = for_language(chosen, own)
+            contexts[own] = _Context(own_options, is_spaceless(own, ""), own.startswith("en"), style, glue)
         return contexts[own]
 
     labels = style in (SpeakerStyle.change, SpeakerStyle.label)
@@ -295,7 +332,7 @@ def build_cues(
 
     texts = _cue_text(groups, context)
     spans = [
-        Span(g[0].start, g[-1].end, _chars(lines, context(g).spaceless), len(g))
+        Span(g[0].start, g[-1].end, _reading_chars(lines, context(g).spaceless, context(g).options, options), len(g))
         for g, (lines, _, _) in zip(groups, texts)
     ]
     times = time_cues(spans, options, transcript.duration)

@@ -75,20 +75,21 @@ class Layout:
     good: bool = True
 
 
-def tokenize(texts: Sequence[str], spaceless: bool) -> list[Token]:
+def tokenize(texts: Sequence[str], spaceless: bool, glued: Sequence[bool] = ()) -> list[Token]:
     """Turn Whisper word texts (with their leading spaces) into breakable tokens.
 
     With spaces, a word without a leading space (punctuation or a word piece Whisper split off) is glued
     to the previous token, so a line never breaks inside a word. Without spaces, every word is a token and
-    a break may fall between any two of them.
+    a break may fall between any two of them, except before a word that ``glued`` marks (it continues the
+    phrase before it: ``cues.phrases.continuations``), which joins the previous token.
     """
     tokens: list[Token] = []
-    for raw in texts:
+    for k, raw in enumerate(texts):
         text = raw.strip()
         if not text:
             continue
         space = raw[:1].isspace()
-        if tokens and not spaceless and not space:
+        if tokens and not space and (not spaceless or (k < len(glued) and glued[k])):
             prev = tokens[-1]
             tokens[-1] = Token(prev.text + text, prev.space_before)
         else:

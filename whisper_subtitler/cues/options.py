@@ -2,7 +2,8 @@
 
 Defaults follow Netflix's Timed Text Style Guide (English template), the reference most subtitlers work to:
 42 characters per line, 2 lines, 17 characters per second, 5/6 s to 7 s per cue, 2 frames between cues at
-24 fps. How speakers are shown (``speaker_style``): ``cues.labels`` and ``docs/speakers-in-subtitles.md``.
+24 fps; Japanese, Chinese and Korean get their own guides' line width and reading speed (``cues.guides``). How
+speakers are shown (``speaker_style``): ``cues.labels`` and ``docs/speakers-in-subtitles.md``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class CueOptions:
     speech_pad: float = 0.3  # seconds of tolerance around VAD speech regions for the silence guard
     spaceless: bool | None = None  # break by characters; None: decide from the language and the text
     speaker_style: str = "change"  # how speakers are shown: change, dash, label or none (cues.labels.SpeakerStyle)
+    language_guides: bool = True  # width and speed at their defaults follow the language's guide (cues.guides)
 
     def __post_init__(self) -> None:
         checks = (
