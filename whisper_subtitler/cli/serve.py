@@ -26,6 +26,8 @@ from whisper_subtitler.cli.options import (
     Quiet,
     Threads,
     Verbose,
+    Voices,
+    VoicesDir,
 )
 from whisper_subtitler.errors import ExitCode, MissingRequirementError, SubtitlerError, UsageError
 from whisper_subtitler.options import DecodingOptions, DeviceOptions, SpeakerOptions
@@ -75,6 +77,8 @@ def serve(
     model: Model = None,
     diarize: Diarize = None,
     diarization_model: DiarizationModel = None,
+    voices: Voices = False,
+    voices_dir: VoicesDir = None,
     workers: Workers = 1,
     api_key: ApiKey = None,
     max_upload_mb: MaxUploadMb = 2048.0,
@@ -107,7 +111,9 @@ def serve(
             decoding=DecodingOptions(
                 model=model, batched=not no_batch, batch_size=batch_size, compute_type=compute_type.value
             ),
-            speakers=SpeakerOptions(diarize=diarize, model=diarization_model),
+            speakers=SpeakerOptions(
+                diarize=diarize, model=diarization_model, voices=voices, voices_dir=voices_dir, voices_session=False
+            ),
             device=DeviceOptions(
                 backend=gpu_backend.value if gpu_backend is not None else None,
                 threads=threads or shared_cores(workers),

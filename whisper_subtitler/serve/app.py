@@ -194,6 +194,9 @@ def request_changes(
             max_speakers=max_speakers,
             model=template.speakers.model,
             names=parse_speaker_names(speaker_names) if speaker_names else (),
+            voices=template.speakers.voices and diarize is not False,  # the server's --voices, each request alone
+            voices_dir=template.speakers.voices_dir if diarize is not False else None,
+            voices_session=False,
         ),
         "cues": cues,
         "output": OutputOptions(formats=(output,), word_level=word_timestamps),
