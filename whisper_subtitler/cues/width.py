@@ -1,7 +1,8 @@
 """Display width of text and the scripts written without spaces.
 
 Width follows Unicode East Asian Width (UAX #11, through ``unicodedata.east_asian_width``): wide (W) and
-fullwidth (F) characters take two columns, combining marks none, everything else one.
+fullwidth (F) characters take two columns, combining marks and format characters (Cf: direction marks) none,
+everything else one.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ CLAUSE_END = frozenset(",;:–—、，；：")
 
 
 def char_width(char: str) -> int:
-    """Columns one character takes: 2 for East Asian wide/fullwidth, 0 for combining marks, else 1."""
-    if unicodedata.combining(char):
+    """Columns one character takes: 2 for East Asian wide/fullwidth, 0 for combining marks and invisible format
+    characters (category Cf: the direction marks of right-to-left lines, ``writers.bidi``), else 1."""
+    if unicodedata.combining(char) or unicodedata.category(char) == "Cf":
         return 0
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 

@@ -36,6 +36,7 @@ from whisper_subtitler.cues.options import CueOptions
 from whisper_subtitler.cues.width import display_width, is_spaceless
 from whisper_subtitler.quality.read import SubtitleCue
 
+INVISIBLE = "\u200e\u200f\u202a\u202b\u202c\u202d\u202e"  # direction marks and embeddings: shown as nothing, not read
 CPS_TOLERANCE = 0.05  # characters per second: a reading speed within this of the limit is within it
 LABEL = re.compile(r"^\[[^\]\n]{1,64}\]:\s+")  # a speaker label as whisperX and cue building write it
 DASH = re.compile(r"^[-\u2010-\u2015]\s+")  # a dialogue dash: a hyphen (or dash) and a space
@@ -87,7 +88,9 @@ class Fault:
 
 
 def strip_prefix(line: str) -> tuple[str, str]:
-    """``(prefix, text)`` of a shown line: a leading speaker label or dialogue dash, and the rest."""
+    """``(prefix, text)`` of a shown line: a leading speaker label or dialogue dash, and the rest; the direction marks
+    around a right-to-left line (``writers.bidi``), which are neither shown nor read, are left out of both."""
+    line = line.strip(INVISIBLE)
     found = LABEL.match(line) or DASH.match(line)
     return (found.group(0), line[found.end() :]) if found else ("", line)
 

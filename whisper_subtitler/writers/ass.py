@@ -12,6 +12,12 @@ cue is one event (both lines on screen together, as Netflix's dual-speaker rule 
 speaker's style, named ``A / B``; its second line starts with a ``{\\c&HBBGGRR&}`` override in the second
 speaker's colour, so each line keeps its speaker's colour (BBC practice: colour marks the speaker).
 
+Right-to-left files (Arabic, Hebrew, Persian, Urdu: ``writers.bidi``): every style has ``Encoding -1``, the value
+libass reads as "base direction from the text" (any Windows charset number gives VSFilter's left-to-right), and each
+right-to-left line is held in right-to-left marks (RLM, RLE ... PDF), which put its punctuation right under VSFilter
+too;
+alignment stays bottom centre (2), as Netflix's guides want every subtitle centred.
+
 Text cannot hold override blocks: ``{``/``}`` become ``(``/``)`` and a backslash is followed by a word
 joiner (U+2060) so it never starts a tag.
 """
@@ -22,6 +28,7 @@ from collections.abc import Sequence
 
 from whisper_subtitler.types import Cue, Transcript
 from whisper_subtitler.writers.base import Writer, WriterOptions, to_milliseconds, words_by_line
+from whisper_subtitler.writers.bidi import cue_is_rtl, is_rtl_language, mark
 
 # Speaker colours as ASS &HAABBGGRR: white, yellow, cyan, light green, pink, orange, light blue, light red.
 PALETTE = (
@@ -39,6 +46,7 @@ STYLE_FORMAT = (
     "Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, "
     "MarginL, MarginR, MarginV, Encoding"
 )
+AUTO_DIRECTION = -1  # Encoding -1: libass takes each line's base direction from its text (ass_resolve_base_direction)
 EVENT_FORMAT = "Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text"
 DEFAULT_STYLE = "Default"
 
@@ -63,8 +71,11 @@ def style_name(speaker: str) -> str:
     return speaker.replace(",", ";").strip() or "Speaker"
 
 
-def _style(name: str, colour: str) -> str:
-    return f"Style: {name},Arial,56,{colour},&H00A0A0A0,&H00000000,&H80000000,0,0,0,0,100,100,0,0,1,3,1,2,60,60,50,1"
+def _style(name: str, colour: str, encoding: int = 1) -> str:
+    return (
+        f"Style: {name},Arial,56,{colour},&H00A0A0A0,&H00000000,&H80000000,0,0,0,0,100,100,0,0,1,3,1,2,60,60,50,"
+        f"{encoding}"
+    )
 
 
 def colour_override(colour: str) -> str:
@@ -117,8 +128,10 @@ class AssWriter(Writer):
                 [*transcript.speakers, *(s for c in cues for s in (c.speaker, *c.line_speakers) if s is not None)]
             )
         )
-        styles = [_style(DEFAULT_STYLE, PALETTE[0])]
-        styles += [_style(style_name(s), PALETTE[i % len(PALETTE)]) for i, s in enumerate(speakers)]
+        # libass lays out a style of Encoding -1 in the direction of its text, any other in VSFilter's left-to-right.
+        encoding = AUTO_DIRECTION if transcript.task != "translate" and is_rtl_language(transcript.language) else 1
+        styles = [_style(DEFAULT_STYLE, PALETTE[0], encoding)]
+        styles += [_style(style_name(s), PALETTE[i % len(PALETTE)], encoding) for i, s in enumerate(speakers)]
         title = escape(transcript.source or "whisper-subtitler")
         out = [
             "[Script Info]\n",
@@ -140,14 +153,16 @@ class AssWriter(Writer):
             if lines is None:
                 lines = [escape(line.strip()) for line in cue.lines]
             shown = []
+            rtl = cue_is_rtl(cue, transcript)
             for i, line in enumerate(lines):
                 if not line.strip():
                     continue
                 prefix = escape(cue.prefixes[i]) if i < len(cue.prefixes) else ""
+                body = mark(prefix + line) if rtl else prefix + line  # right-to-left marks (writers.bidi)
                 speaker = cue.speaker_of_line(i)
                 if cue.dialogue and speaker != cue.speaker and speaker in colours:
-                    prefix = colour_override(colours[speaker]) + prefix
-                shown.append(prefix + line)
+                    body = colour_override(colours[speaker]) + body
+                shown.append(body)
             text = "\\N".join(shown)
             if not text:
                 continue

@@ -7,7 +7,8 @@ minutes zero-padded to two digits (more past 99 minutes), hundredths of a second
 a cue followed by a pause of ``CLEAR_GAP`` seconds or more gets an empty line ``[mm:ss.xx]`` at its end, which clears
 it. A cue's lines are one LRC line (joined with a space, none in a language written without spaces), its speaker label
 or dialogue dashes kept (``Cue.prefixes``). With ``word_level``, each word is preceded by an enhanced LRC word tag
-``<mm:ss.xx>`` (its start, kept inside the cue's time and never going back), and a ``<`` or ``>`` of the text is
+``<mm:ss.xx>`` (its start, kept inside the cue's time and never going back; without word tags, a right-to-left line
+is held in right-to-left marks, ``writers.bidi``), and a ``<`` or ``>`` of the text is
 written ``‹`` or ``›``, which no reader takes for a tag.
 
 ``ar`` and ``ti`` come from the input's container tags (ffprobe's ``format.tags`` ``artist`` and ``title``), read
@@ -25,6 +26,7 @@ from whisper_subtitler.cues.width import is_spaceless
 from whisper_subtitler.types import Cue, Transcript
 from whisper_subtitler.version import __version__
 from whisper_subtitler.writers.base import Writer, WriterOptions, to_milliseconds, words_by_line
+from whisper_subtitler.writers.bidi import cue_is_rtl, mark
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +117,7 @@ class LrcWriter(Writer):
             text = _word_tagged(cue, joiner) if options.word_level else None
             if text is None:
                 text = joiner.join(_clean(p + line) for p, line in zip(_prefixes(cue), cue.lines) if line.strip())
+                text = mark(text) if cue_is_rtl(cue, transcript) else text  # right-to-left (writers.bidi)
             out.append(f"[{lrc_timestamp(cue.start)}]{text}\n")
             following = shown[k + 1].start if k + 1 < len(shown) else None
             if following is None or following - cue.end >= CLEAR_GAP:

@@ -11,7 +11,9 @@ timestamp tags are strictly inside the cue's time and increasing, as the spec re
 language than the file's (``Cue.language`` against ``Transcript.language``) has its text in a cue language span
 ``<lang xx>...</lang>`` (WebVTT, "WebVTT cue language span"), inside the voice span, so that players and screen
 readers pronounce and hyphenate it as that language; the file's own language is the track's (``--embed`` tags it).
-A translation (``--task translate``) is English throughout and has no language spans.
+A translation (``--task translate``) is English throughout and has no language spans. A right-to-left line (Arabic,
+Hebrew, Persian, Urdu) is held in right-to-left marks (RLM, RLE ... PDF) inside its spans, so that it is laid out
+right to left and its punctuation is where readers expect it (``writers.bidi``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Sequence
 
 from whisper_subtitler.types import Cue, Transcript
 from whisper_subtitler.writers.base import Writer, WriterOptions, format_timestamp, to_milliseconds, words_by_line
+from whisper_subtitler.writers.bidi import cue_is_rtl, mark
 
 
 def escape(text: str) -> str:
@@ -74,6 +77,8 @@ class VttWriter(Writer):
             ]
             if not shown:
                 continue
+            if cue_is_rtl(cue, transcript):  # right-to-left: punctuation on the right side (writers.bidi)
+                shown = [(mark(line), s) for line, s in shown]
             if main is not None and cue.language and cue.language != main:
                 shown = [(f"<lang {_voice_name(cue.language)}>{line}</lang>", s) for line, s in shown]
             if cue.dialogue:  # one voice per line
