@@ -14,6 +14,8 @@
 #   make bench-serve                the HTTP server: requests per minute and latency on the 30-s sample (docs/serve.md)
 #   make long-clip OUT=DIR          the 10-minute benchmark clip with its transcript (bench/long_clip.py)
 #   make cue-stats TRANSCRIPT=FILE  the readability figures of the cues of a saved transcript (bench/cue_stats.py)
+#   make container-test             build the container image (podman, else docker), subtitle the example video in it
+#                                   with `watch --once` and with a `serve` job (container/test.sh; not part of test)
 # TORCH picks the PyTorch build when the venv has none yet; see README "Install" for CUDA, ROCm and Apple silicon.
 
 VENV    ?= .venv
@@ -24,7 +26,7 @@ PIP     := $(PY) -m pip
 EXTRAS  ?= diarize,tiny
 CONSTRAINTS := $(VENV)/torch-constraints.txt
 
-.PHONY: install install-test lint demo test test-fast dist bench bench-memory bench-multilingual bench-serve long-clip cue-stats clean
+.PHONY: install install-test lint demo test test-fast dist bench bench-memory bench-multilingual bench-serve long-clip cue-stats container-test clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -125,6 +127,14 @@ dist: | $(PY)
 	$(PY) -c "import sys, setuptools.build_meta as b; b.build_sdist(sys.argv[1])" $(DIST) > /dev/null
 	$(PIP) wheel --quiet --no-deps --no-build-isolation --no-index --no-cache-dir -w $(DIST) $(DIST)/whisper_subtitler-*.tar.gz
 	@ls -1 $(DIST)/whisper_subtitler-*
+
+# The image of the Dockerfile, checked on the example video (README, "A library that subtitles itself"). Needs
+# podman or docker, espeak-ng, sox, ffmpeg, curl; the settings (CONTAINER, CONTAINER_BASE, CONTAINER_STORE, ...) are
+# environment variables or make variables, described in container/test.sh. Without an image registry, make a base
+# first: container/local-base.sh, then CONTAINER_BASE=localhost/debian:bookworm.
+export CONTAINER CONTAINER_IMAGE CONTAINER_BASE CONTAINER_STORE CONTAINER_CA CONTAINER_WHEELS CONTAINER_BUILD_ARGS CONTAINER_RUN_ARGS
+container-test:
+	bash container/test.sh
 
 clean:
 	rm -rf $(VENV) examples/media examples/output .pytest_cache .ruff_cache .mypy_cache .bench-work dist build
