@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "models.holder",
         "quality",
         "library",
+        "narratives",
     ),  # runs, files
     (  # the stages and what they exchange
         "transcription",

@@ -117,24 +117,35 @@ class Result:
         """The plain transcript text."""
         return self.transcript.text
 
-    def render(self, fmt: str) -> str:
-        """The text of format ``fmt`` (``srt``, ``vtt``, ``ass``, ``json``, ``txt``, ``tsv``, ``rttm``), with ``\\n``
-        line ends. Raises ``UsageError`` for an unknown format."""
-        return render(fmt, self.transcript, self.cues, self.writer)
+    @property
+    def forced_cues(self) -> tuple[Cue, ...]:
+        """The cues in another language than ``language`` (forced narrative subtitles, ``narratives.foreign_cues``):
+        what ``render(fmt, forced=True)`` renders and ``--forced`` writes to ``<name>.<language>.forced.<ext>``."""
+        from whisper_subtitler.narratives import foreign_cues
 
-    def to_bytes(self, fmt: str) -> bytes:
+        return foreign_cues(self.cues, self.language)
+
+    def render(self, fmt: str, *, forced: bool = False) -> str:
+        """The text of format ``fmt`` (``srt``, ``vtt``, ``ass``, ``lrc``, ``json``, ``txt``, ``tsv``, ``rttm``), with
+        ``\\n`` line ends; with ``forced``, of the ``forced_cues`` only (cue-based formats). Raises ``UsageError`` for
+        an unknown format."""
+        return render(fmt, self.transcript, self.forced_cues if forced else self.cues, self.writer)
+
+    def to_bytes(self, fmt: str, *, forced: bool = False) -> bytes:
         """The bytes of a ``fmt`` file, as ``write`` writes them (BOM and CR LF as ``writer`` asks)."""
-        return encode(self.render(fmt), fmt, self.writer)
+        return encode(self.render(fmt, forced=forced), fmt, self.writer)
 
-    def write(self, path: str | Path, fmt: str | None = None, *, overwrite: bool = True) -> Path:
+    def write(self, path: str | Path, fmt: str | None = None, *, overwrite: bool = True, forced: bool = False) -> Path:
         """Write the subtitles to ``path`` atomically (never half-written) in format ``fmt``, by default the one of
-        ``path``'s suffix (``.srt``, ``.vtt``, ``.ass``, ``.json``, ``.txt``, ``.tsv``, ``.rttm``); returns ``path``.
+        ``path``'s suffix (``.srt``, ``.vtt``, ``.ass``, ``.lrc``, ``.json``, ``.txt``, ``.tsv``, ``.rttm``); returns
+        ``path``. With ``forced``, only the ``forced_cues`` (name the file ``<name>.<language>.forced.<ext>``, as
+        players expect; ``narratives``).
 
         Raises ``UsageError`` for an unknown format or suffix, ``InputError`` when the file exists and ``overwrite``
         is false, or cannot be written."""
         path = Path(path)
         fmt = fmt if fmt is not None else format_of(path)
-        data = self.to_bytes(fmt)
+        data = self.to_bytes(fmt, forced=forced)
         try:
             write_atomic(path, data, overwrite=overwrite)
         except FileExistsError:
@@ -327,6 +338,7 @@ def _run_options(
         channels=audio.channels,
         embed=output.embed,
         burn_in=output.burn_in,
+        forced=output.forced,
         cues=cues,
         writer=output.writer(cues.speaker_style),
         diarization=diarization,

@@ -281,7 +281,8 @@ class OutputOptions:
     extension (``{stem}``, ``{name}``, ``{ext}``, ``{parent}``); ``overwrite``: replace existing files (else kept).
     ``bom``: a UTF-8 byte order mark; ``crlf``: CR LF line ends; ``word_level``: karaoke word timing in VTT and ASS
     (and enhanced LRC word tags). ``embed``/``burn_in``: also a copy of each video with the subtitles as soft tracks /
-    in the picture (files only).
+    in the picture (files only). ``forced``: also ``<name>.<language>.forced.<ext>`` beside each subtitle file, with
+    only the cues in another language than the file's main one (forced narratives, ``narratives``; files only).
     Raises ``UsageError`` for an unknown or empty format list.
     """
 
@@ -294,6 +295,7 @@ class OutputOptions:
     word_level: bool = False
     embed: bool = False
     burn_in: bool = False
+    forced: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "formats", (self.formats,) if isinstance(self.formats, str) else tuple(self.formats))

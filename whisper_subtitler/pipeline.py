@@ -12,12 +12,14 @@ outputs.write_subtitles  SRT, WebVTT, ... written atomically, never clobbered  (
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Generator, Iterable, Sequence
 from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from whisper_subtitler import narratives
 from whisper_subtitler.cues import CueOptions, build_cues
 from whisper_subtitler.cues.guards import clean_transcript, log_removals, with_removals
 from whisper_subtitler.decoding.code_switching import main_language
@@ -37,6 +39,8 @@ from whisper_subtitler.vad import pauses, speech_regions, tight_regions
 from whisper_subtitler.video import video_targets, write_video_copies
 from whisper_subtitler.video.run import require_subtitle_filter
 from whisper_subtitler.writers import FORMATS, WriterOptions
+
+logger = logging.getLogger(__name__)
 
 LANGUAGE_SEARCH_S = 120.0  # seconds at the start of a file searched for the speech that language detection hears
 
@@ -63,6 +67,7 @@ class RunOptions:
     channels: str = "auto"  # --channels: which channel of a multichannel stream (channels.choose_channel)
     embed: bool = False  # --embed: a video copy with soft subtitle tracks (whisper_subtitler.video)
     burn_in: bool = False  # --burn-in: a video copy with the subtitles in the picture
+    forced: bool = False  # --forced: also {name}.{lang}.forced.{ext} with the lines in other languages (narratives)
     cues: CueOptions = CueOptions()
     writer: WriterOptions = WriterOptions()
     diarization: Any = None
@@ -204,6 +209,10 @@ class Pipeline:
         timer.start(Stage.WRITE)
         targets = list(zip(self.options.formats, self.outputs_for(source)))
         written, kept = self.write_subtitles(transcript, cues, targets)
+        forced_cues = None
+        if self.options.forced:
+            forced_cues, made, old = self._write_forced(source, transcript, cues)
+            written, kept = written + made, kept + old
         log_faults(source.name, cues, self.options.cues, transcript.language or None, transcript.duration)
         log_removals(source.name, transcript.removed)
         if videos := self._video_targets(source):
@@ -223,7 +232,19 @@ class Pipeline:
             unheard_speech=unheard_in(transcript, subtitled.speech),
             removed=transcript.removed,
             timings=timer.stop(),
+            forced_cues=forced_cues,
         )
+
+    def _write_forced(
+        self, source: Path, transcript: Transcript, cues: Sequence[Cue]
+    ) -> tuple[int, list[Path], list[Path]]:
+        """``--forced``: the file's forced narrative cues (``narratives.plan``) written to their own files; returns
+        their number and ``(written, kept)``. Nothing is written when every cue is in the main language."""
+        o = self.options
+        forced = narratives.plan(source, transcript, cues, o.formats, o.output_dir, o.name_template)
+        logger.info(forced.message(source))
+        written, kept = self.write_subtitles(transcript, forced.cues, forced.targets) if forced.targets else ([], [])
+        return len(forced.cues), written, kept
 
     def transcribe(
         self,

@@ -23,7 +23,8 @@ class FileResult:
     reason of a failure; ``duration`` in audio seconds, ``timings`` wall seconds per stage (``stages.Stage``);
     ``unheard_speech`` the stretches ``(start, end)`` (seconds) where the VAD heard speech and the subtitles have no
     word (``quality.coverage.unheard_speech``); ``removed`` the words the hallucination guards removed on purpose
-    (``types.Removal``), which the ``--json`` summary counts and lists."""
+    (``types.Removal``), which the ``--json`` summary counts and lists; ``forced_cues`` with ``--forced``, the cues
+    in another language than the main one that went to the forced files (``narratives``; 0: none, no file written)."""
 
     source: Path
     status: FileStatus
@@ -38,6 +39,7 @@ class FileResult:
     unheard_speech: tuple[tuple[float, float], ...] = ()
     removed: tuple[Removal, ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
+    forced_cues: int | None = None  # --forced: the cues in another language than the main one (None: not asked)
 
     @classmethod
     def failed(cls, source: Path, error: SubtitlerError) -> FileResult:

@@ -69,6 +69,7 @@ class BatchSummary:
                         {"reason": x.reason, "start": x.start, "end": x.end, "stage": x.stage} for x in r.removed
                     ],
                     "timings": r.timings,
+                    "forced_cues": r.forced_cues,
                     "error": r.error,
                 }
                 for r in self.results

@@ -88,6 +88,7 @@ def transcribe(
     channels: o.Channels = "auto",
     embed: o.Embed = False,
     burn_in: o.BurnIn = False,
+    forced: o.Forced = False,
     dry_run: o.DryRun = False,
     json_summary: o.JsonSummary = False,
     max_line_width: o.MaxLineWidth = 42,
@@ -226,6 +227,9 @@ def report_result(result: FileResult, quiet: bool) -> None:
 
             line = f"{result.source}: {describe(result.unheard_speech)} (no words there; a larger --model may hear it)"
             err.print(f"[yellow]warning:[/yellow] {line}", highlight=False, soft_wrap=True)
+        if result.forced_cues == 0:
+            line = f"{result.source}: no forced subtitles written: every cue is in {result.language or 'one language'}"
+            err.print(line, highlight=False, soft_wrap=True)
         for out in result.outputs:
             err.print(f"wrote {out}", highlight=False, soft_wrap=True)
         for out in result.skipped_outputs:

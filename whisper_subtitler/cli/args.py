@@ -119,6 +119,7 @@ class TranscribeArgs(SubtitleArgs):
     channels: str
     embed: bool
     burn_in: bool
+    forced: bool
     dry_run: bool
     json_summary: bool
     diarize: bool | None
@@ -199,6 +200,7 @@ class TranscribeArgs(SubtitleArgs):
             word_level=self.word_level,
             embed=self.embed,
             burn_in=self.burn_in,
+            forced=self.forced,
         )
 
     def decoding_options(self) -> DecodingOptions:
@@ -287,8 +289,8 @@ class TranscribeArgs(SubtitleArgs):
 
         if importlib.util.find_spec("ray") is None:
             raise MissingRequirementError("--executor ray needs Ray", hint='pip install "whisper-subtitler[ray]"')
-        if self.embed or self.burn_in:
-            raise UsageError("--embed and --burn-in are not available with --executor ray yet; run them locally")
+        if self.embed or self.burn_in or self.forced:
+            raise UsageError("--embed, --burn-in and --forced are not available with --executor ray yet; run locally")
         if self.devices is not None and self.ray_address is not None:
             raise UsageError("--devices chooses the GPUs of a local Ray cluster; a joined cluster uses its own")
         options = RayOptions(
