@@ -26,20 +26,67 @@ log = logging.getLogger(__name__)
 TEMP_PREFIX = ".whisper-subtitler-"  # temporary files start with this, so a stray one is easy to recognise
 
 
-def output_path(source: Path, output_dir: Path | None, extension: str, template: str = "{stem}") -> Path:
+LANGUAGE_FIELDS = ("lang", "lang3")  # --name-template's fields known only once the language is
+
+
+def needs_language(template: str) -> bool:
+    """Whether ``template`` uses ``{lang}`` or ``{lang3}``."""
+    import string
+
+    try:
+        return any(field in LANGUAGE_FIELDS for _, field, _, _ in string.Formatter().parse(template) if field)
+    except ValueError:
+        return False
+
+
+def language_template(template: str, language: str | None) -> str:
+    """``template`` with ``{lang}`` and ``{lang3}`` filled in for ``language`` (``output_path``), the other fields
+    left as they are."""
+    if not needs_language(template):
+        return template
+    lang, lang3 = _language_fields(language)
+    return template.replace("{lang}", lang).replace("{lang3}", lang3)
+
+
+def _language_fields(language: str | None) -> tuple[str, str]:
+    """``({lang}, {lang3})`` for ``language``: ISO 639-1 and ISO 639-2/B (``de`` -> ``de``, ``ger``; Whisper's own
+    codes for languages 639-1 lacks, such as ``haw`` and ``yue``, stay as they are); ``und`` for both when it is
+    unknown (ISO 639-2's code for an undetermined language); the placeholders themselves when ``None``."""
+    from whisper_subtitler.languages import UNDEFINED, iso639_2b, normalize
+
+    if language is None:
+        return "{lang}", "{lang3}"
+    code = normalize(language) or ""
+    if not code:
+        return UNDEFINED, UNDEFINED
+    return code, iso639_2b(code)
+
+
+def output_path(
+    source: Path, output_dir: Path | None, extension: str, template: str = "{stem}", language: str | None = None
+) -> Path:
     """The output file for ``source``: ``<output_dir or source folder>/<template>.<extension>``.
 
     ``template`` may use ``{stem}`` (file name without extension), ``{name}`` (file name), ``{ext}`` (the input's
-    extension without dot) and ``{parent}`` (the name of the input's folder). Raises ``InputError`` when the
-    template has an unknown field or a path separator.
+    extension without dot), ``{parent}`` (the name of the input's folder), ``{lang}`` and ``{lang3}`` (the
+    subtitles' ``language``, ISO 639-1 and 639-2/B: ``Movie.en.srt``, ``Movie.eng.srt``, the media servers' sidecar
+    names; ``und`` when it is ``""``, unknown; left as ``{lang}`` when ``None``, not known yet). Raises
+    ``InputError`` when the template has an unknown field or a path separator.
     """
+    lang, lang3 = _language_fields(language)
     try:
         base = template.format(
-            stem=source.stem, name=source.name, ext=source.suffix.lstrip("."), parent=source.absolute().parent.name
+            stem=source.stem,
+            name=source.name,
+            ext=source.suffix.lstrip("."),
+            parent=source.absolute().parent.name,
+            lang=lang,
+            lang3=lang3,
         )
     except (KeyError, IndexError, ValueError) as e:
         raise InputError(
-            f"output name template {template!r} is invalid ({e}); use {{stem}}, {{name}}, {{ext}}, {{parent}}"
+            f"output name template {template!r} is invalid ({e}); "
+            "use {stem}, {name}, {ext}, {parent}, {lang}, {lang3}"
         ) from None
     if "/" in base or os.sep in base or base in ("", ".", ".."):
         raise InputError(f"output name template {template!r} gives {base!r}, which is not a file name")

@@ -8,7 +8,7 @@ cut in two. With diarization the file is one piece: speakers are clustered over 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
@@ -92,16 +92,23 @@ def speech_pieces(
     timer: StageTimer,
     first_speech: tuple[Region, ...] | None = None,
     find_tight: FindSpeech | None = None,
+    known: Sequence[int] = (),
 ) -> Iterator[SpeechPiece]:
     """The pieces of ``stream`` cut at pauses, in order, with their speech regions (``find_speech``, timed as
     ``Stage.VAD``). ``first_speech``: the first piece's regions when already found (``prefetch``). ``find_tight``:
     also the regions it finds (``vad.tight_regions``), on the same samples as ``find_speech``, so that the VAD's
     probabilities are computed once. The last piece ends where the audio ends; together the pieces hold every
-    sample once."""
+    sample once. ``known``: the lengths (samples) of the first pieces as an earlier run cut them (a resumed file,
+    ``library.checkpoints``): those pieces are cut there, without the VAD, and yielded with no speech regions."""
     carry: Audio | None = None
-    for piece, last in with_last(stream):
+    for index, (piece, last) in enumerate(with_last(stream)):
         if carry is not None:
             piece = replace(piece, samples=np.concatenate([carry.samples, piece.samples]), offset=carry.offset)
+        if index < len(known):
+            n, first_speech = known[index], None
+            carry = replace(piece, samples=piece.samples[n:], offset=piece.offset + n / piece.sample_rate)
+            yield SpeechPiece(replace(piece, samples=piece.samples[:n]), ())
+            continue
         timer.start(Stage.VAD)
         regions = first_speech if first_speech is not None else find_speech(piece.samples)
         tight = find_tight(piece.samples) if find_tight is not None else ()

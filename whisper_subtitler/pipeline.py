@@ -23,8 +23,10 @@ from whisper_subtitler import narratives
 from whisper_subtitler.cues import CueOptions, build_cues
 from whisper_subtitler.cues.guards import clean_transcript, log_removals, with_removals
 from whisper_subtitler.decoding.code_switching import main_language
+from whisper_subtitler.errors import SubtitlerError
+from whisper_subtitler.library.checkpoints import Checkpoint, FinishedPiece, open_checkpoint
 from whisper_subtitler.models.holder import ModelHolder
-from whisper_subtitler.outputs import output_path, write_subtitles
+from whisper_subtitler.outputs import language_template, needs_language, output_path, write_subtitles
 from whisper_subtitler.pieces import open_stream, prepare_first, resume, speech_pieces
 from whisper_subtitler.prefetch import Prefetcher, Prepared
 from whisper_subtitler.quality.coverage import unheard_in
@@ -32,9 +34,10 @@ from whisper_subtitler.quality.report import log_faults
 from whisper_subtitler.results import FileResult, FileStatus
 from whisper_subtitler.stages import OnStage, Stage, StageTimer
 from whisper_subtitler.transcription import Decoding, Region, TranscribeOptions, new_transcript
+from whisper_subtitler.transcription.batch_log import recording
 from whisper_subtitler.transcription.batched import BatchedDecoding
 from whisper_subtitler.transcription.pauses import start_after_pauses
-from whisper_subtitler.types import Audio, Cue, Removal, Segment, Transcript, VoiceMatch
+from whisper_subtitler.types import SAMPLE_RATE, Audio, Cue, Removal, Segment, Transcript, VoiceMatch
 from whisper_subtitler.vad import pauses, speech_regions, tight_regions
 from whisper_subtitler.video import video_targets, write_video_copies
 from whisper_subtitler.video.run import require_subtitle_filter
@@ -52,7 +55,9 @@ class RunOptions:
     ``model`` is a Whisper name or path (``None``: the embedded default); ``decoding`` the way to decode and its
     options (``BatchedDecoding``, or ``transcribe.SequentialDecoding`` for ``--no-batch``); ``formats`` are writer
     names (``writers.FORMATS``); ``output_dir`` ``None`` writes beside each input; ``diarization`` is a
-    ``diarize.DiarizationOptions``, ``None`` without speakers.
+    ``diarize.DiarizationOptions``, ``None`` without speakers. ``resume_dir``: keep checkpoints of each file there
+    and go on from them (``library.checkpoints``); ``skip_existing``: languages (ISO 639-1, ``und`` for subtitles
+    without one) whose sidecar or embedded subtitles make a file ``skipped`` (``library.skip``).
     """
 
     model: str | None = None
@@ -73,6 +78,8 @@ class RunOptions:
     diarization: Any = None
     speaker_names: tuple[str, ...] = ()
     voices: Any = None  # --voices: a voices.VoicesOptions (speakers named from the voice library), None without
+    resume_dir: Path | None = None  # --resume: checkpoints of long files under this state dir (library.checkpoints)
+    skip_existing: tuple[str, ...] = ()  # --skip-existing: ISO 639-1 codes whose subtitles skip a file (library.skip)
 
 
 @dataclass(frozen=True)
@@ -130,29 +137,84 @@ class Pipeline:
         """Stop a background preparation (``prefetch``) that was not used."""
         self._prefetcher.close()
 
-    def outputs_for(self, source: Path) -> list[Path]:
-        """The output paths ``source`` would get, one per format, then its video copies (``--embed``, ``--burn-in``)."""
-        return [
-            output_path(source, self.options.output_dir, FORMATS[fmt].extension, self.options.name_template)
-            for fmt in self.options.formats
-        ] + [target for _, target in self._video_targets(source)]
-
-    def _video_targets(self, source: Path) -> list[tuple[str, Path]]:
+    def outputs_for(self, source: Path, language: str | None = None) -> list[Path]:
+        """The output paths ``source`` would get, one per format, then its video copies (``--embed``, ``--burn-in``).
+        ``language``: the one ``{lang}`` and ``{lang3}`` of ``--name-template`` stand for (``output_language``);
+        ``None``: the one given with ``--language``, else, before the file is transcribed, the placeholders
+        themselves (``outputs.output_path``)."""
         o = self.options
-        return video_targets(source, o.output_dir, o.name_template, embed=o.embed, burn_in=o.burn_in)
+        language = language or self.given_language()
+        return [
+            output_path(source, o.output_dir, FORMATS[fmt].extension, o.name_template, language) for fmt in o.formats
+        ] + [target for _, target in self._video_targets(source, language)]
+
+    def given_language(self) -> str | None:
+        """The language of the outputs known before transcribing: English for ``--task translate``, else the one
+        ``--language`` forces; ``None`` when it is detected."""
+        return "en" if self.options.transcribe.task == "translate" else self.options.transcribe.language
+
+    def output_language(self, transcript: Transcript) -> str | None:
+        """The language the subtitles of ``transcript`` are in (``{lang}`` of ``--name-template``): the given one,
+        else the detected one; ``None`` when there was no speech to detect it from."""
+        return self.given_language() or transcript.language or None
+
+    def _video_targets(self, source: Path, language: str | None = None) -> list[tuple[str, Path]]:
+        o = self.options
+        template = o.name_template if language is None else language_template(o.name_template, language)
+        return video_targets(source, o.output_dir, template, embed=o.embed, burn_in=o.burn_in)
 
     def _existing_outputs(self, source: Path) -> list[Path]:
-        """All of ``source``'s outputs when every one exists and ``--overwrite`` is off (the file is skipped)."""
+        """All of ``source``'s outputs when every one exists and ``--overwrite`` is off (the file is skipped). With
+        ``{lang}`` in the name template and the language to be detected, the names are not known yet: none exists."""
+        if needs_language(self.options.name_template) and self.given_language() is None:
+            return []
         targets = self.outputs_for(source)
         existing = [t for t in targets if t.exists()] if not self.options.overwrite else []
         return existing if targets and len(existing) == len(targets) else []
 
     def skipped(self, source: Path) -> FileResult | None:
-        """The ``skipped`` result of ``source`` when all its outputs exist and ``--overwrite`` is off, else None."""
+        """The ``skipped`` result of ``source`` when all its outputs exist and ``--overwrite`` is off, or when it has
+        subtitles in a language of ``--skip-existing`` (``library.skip``: then ``skipped_outputs`` names them), else
+        None."""
+        if self.options.skip_existing:
+            from whisper_subtitler.library.skip import existing_subtitles
+
+            if found := existing_subtitles(source, self.options.skip_existing):
+                names = ", ".join("an embedded stream" if p == source else p.name for p in found)
+                reason = f"it has subtitles in {','.join(self.options.skip_existing)} ({names})"
+                return FileResult(source, FileStatus.SKIPPED, skipped_outputs=tuple(found), skip_reason=reason)
         existing = self._existing_outputs(source)
         return (
             FileResult(source=source, status=FileStatus.SKIPPED, skipped_outputs=tuple(existing)) if existing else None
         )
+
+    def resume_fingerprint(self) -> str:
+        """What a checkpoint depends on besides the file (``library.checkpoints``): the model, the decoding and audio
+        options, diarization, the device, dtype and batch size; not the cue and output options, which apply after
+        transcription."""
+        o, s = self.options, self.selection
+        parts = (o.model, o.transcribe, o.decoding, o.audio_track, o.audio_language, o.channels, o.diarization)
+        machine = tuple(getattr(s, name, None) for name in ("device", "dtype", "batch_size", "optimization_level"))
+        return repr((parts, machine))
+
+    def _checkpoint(self, source: Path) -> Checkpoint | None:
+        """``source``'s checkpoint with ``resume_dir`` (what an earlier run finished), else ``None``."""
+        if self.options.resume_dir is None:
+            return None
+        try:
+            checkpoint = open_checkpoint(self.options.resume_dir, source, self.resume_fingerprint())
+        except OSError:
+            return None  # the file cannot be read: opening it fails with its reason
+        if checkpoint.resumed:
+            done = sum(p.samples for p in checkpoint.pieces) / SAMPLE_RATE
+            logging.getLogger(__name__).warning(
+                "%s: resuming from a checkpoint (%d pieces, %.1f s, and %d chunks finished)",
+                source,
+                len(checkpoint.pieces),
+                done,
+                len(checkpoint.journal.results),
+            )
+        return checkpoint
 
     def write_subtitles(
         self, transcript: Transcript, cues: Sequence[Cue], targets: Sequence[tuple[str, Path]]
@@ -175,11 +237,13 @@ class Pipeline:
         stream: Generator[Audio, None, None],
         timer: StageTimer | None = None,
         first_speech: tuple[Region, ...] | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> Subtitled:
         """The stages between the audio and the files: ``stream`` transcribed (``transcribe``), the hallucination
-        guards, speakers (with diarization) and cues. ``timer`` hears each stage start. Closes ``stream``."""
+        guards, speakers (with diarization) and cues. ``timer`` hears each stage start; ``checkpoint``: what an
+        earlier run finished, kept up to date (``library.checkpoints``). Closes ``stream``."""
         timer = timer or StageTimer()
-        transcribed = self.transcribe(stream, timer, first_speech)
+        transcribed = self.transcribe(stream, timer, first_speech, checkpoint)
         transcript = clean_transcript(transcribed.transcript, self.options.cues.max_cps)  # before speakers: JSON = cues
         if self.options.diarization is not None:
             timer.start(Stage.DIARIZE)
@@ -204,10 +268,16 @@ class Pipeline:
         timer = StageTimer(on_stage)
         timer.start(Stage.AUDIO)
         stream = resume(prepared) if prepared is not None else self.open(source)
-        subtitled = self.subtitle(stream, timer, prepared.regions if prepared is not None else None)
+        checkpoint = self._checkpoint(source)
+        try:
+            subtitled = self.subtitle(stream, timer, prepared.regions if prepared is not None else None, checkpoint)
+        except SubtitlerError:
+            if checkpoint is not None:
+                checkpoint.remove()  # a file that fails leaves nothing behind
+            raise
         transcript, cues = subtitled.transcript, subtitled.cues
         timer.start(Stage.WRITE)
-        targets = list(zip(self.options.formats, self.outputs_for(source)))
+        targets = list(zip(self.options.formats, self.outputs_for(source, self.output_language(transcript))))
         written, kept = self.write_subtitles(transcript, cues, targets)
         forced_cues = None
         if self.options.forced:
@@ -220,6 +290,8 @@ class Pipeline:
             o = self.options
             made, old = write_video_copies(source, transcript, cues, videos, o.writer, o.formats, overwrite=o.overwrite)
             written, kept = written + made, kept + old
+        if checkpoint is not None:
+            checkpoint.remove()  # every output is written
         return FileResult(
             source=source,
             status=FileStatus.DONE,
@@ -251,27 +323,49 @@ class Pipeline:
         stream: Generator[Audio, None, None],
         timer: StageTimer | None = None,
         first_speech: tuple[Region, ...] | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> Transcribed:
         """Transcribe a file's audio ``stream`` piece by piece (``pieces.speech_pieces``); without ``--language``,
         each speech region's language is found anew (``decoding.language_plan``) and the file's language is the one
         spoken longest (``code_switching.main_language``). ``first_speech``: the first piece's speech regions when
-        already found. Closes ``stream``, and so stops ffmpeg, also on failure."""
+        already found. ``checkpoint``: the pieces and batches an earlier run finished, taken instead of decoding
+        them, and each piece and batch finished here added to it (``library.checkpoints``). Closes ``stream``, and so
+        stops ffmpeg, also on failure."""
         timer = timer or StageTimer()
         segments: list[Segment] = []
         speech: list[Region] = []
         forced, detected, audio = self.options.transcribe.language, None, None
+        finished = list(checkpoint.pieces) if checkpoint is not None else []
+        known = [p.samples for p in finished]
         with closing(stream):
-            for piece in speech_pieces(stream, speech_regions, timer, first_speech, find_tight=tight_regions):
+            pieces = speech_pieces(stream, speech_regions, timer, first_speech, find_tight=tight_regions, known=known)
+            for index, piece in enumerate(pieces):
                 audio = piece.audio
+                if index < len(finished):  # finished by an earlier run: its results, nothing decoded
+                    done = finished[index]
+                    segments.extend(done.segments)
+                    speech.extend(done.speech)
+                    detected = detected or done.language
+                    _advancing(timer, audio)(1.0)
+                    continue
+                part_segments: list[Segment] = []
+                part_language = None
                 if piece.speech:
                     timer.start(Stage.MODEL_LOAD)
                     transcriber = self.models.transcriber()
                     timer.start(Stage.TRANSCRIBE)
-                    part = transcriber.transcribe(audio, piece.speech, forced, _advancing(timer, audio))
+                    with recording(checkpoint.journal if checkpoint is not None else None):
+                        part = transcriber.transcribe(audio, piece.speech, forced, _advancing(timer, audio))
+                    part_language = part.language
                     detected = detected or part.language
                     timed = start_after_pauses(part.segments, pauses(piece.tight, 0.0, audio.duration))
-                    segments.extend(segment.shifted(audio.offset) for segment in timed)
-                speech.extend((a + audio.offset, b + audio.offset) for a, b in piece.speech)
+                    part_segments = [segment.shifted(audio.offset) for segment in timed]
+                    segments.extend(part_segments)
+                part_speech = tuple((a + audio.offset, b + audio.offset) for a, b in piece.speech)
+                speech.extend(part_speech)
+                if checkpoint is not None:
+                    n = len(audio.samples)
+                    checkpoint.piece_done(FinishedPiece(n, tuple(part_segments), part_speech, part_language or None))
                 _advancing(timer, audio)(1.0)
         assert audio is not None, "audio.stream_audio yields at least one piece"
         language = forced or main_language((s.language, s.end - s.start) for s in segments) or detected

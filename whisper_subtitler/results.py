@@ -32,6 +32,7 @@ class FileResult:
     skipped_outputs: tuple[Path, ...] = ()
     error: str | None = None
     exit_code: int = 0  # of a failed file: its error's documented exit code (1, 2 or 3)
+    skip_reason: str | None = None  # a file skipped for another reason than its outputs existing (--skip-existing)
     duration: float | None = None
     language: str | None = None
     speakers: tuple[str, ...] = ()

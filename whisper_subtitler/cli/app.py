@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 from rich.console import Console
 
+from whisper_subtitler.cli import library as lib
 from whisper_subtitler.cli import options as o
 from whisper_subtitler.cli.align import align
 from whisper_subtitler.cli.args import FormatArgs, TranscribeArgs
@@ -91,6 +92,9 @@ def transcribe(
     forced: o.Forced = False,
     dry_run: o.DryRun = False,
     json_summary: o.JsonSummary = False,
+    skip_existing: lib.SkipExisting = None,
+    resume: lib.Resume = False,
+    state_dir: lib.StateDir = None,
     max_line_width: o.MaxLineWidth = 42,
     max_lines: o.MaxLines = 2,
     max_cps: o.MaxCps = 17.0,
@@ -154,6 +158,7 @@ def transcribe_run(args: TranscribeArgs, dry_run: bool, json_summary: bool, quie
         if (unreadable := unreadable_batch(args, sources)) is not None:  # every input fails: no device, no model
             return finish(run_pipeline(unreadable, sources, quiet, args.progress), json_summary)
         pipeline = args.subtitler().pipeline
+        lib.apply_library_options(args, pipeline)  # --skip-existing, --resume
         spread = args.ray_executor(pipeline)
         if dry_run:
             print_plan(pipeline, sources, as_json=json_summary)
@@ -232,6 +237,9 @@ def report_result(result: FileResult, quiet: bool) -> None:
             err.print(line, highlight=False, soft_wrap=True)
         for out in result.outputs:
             err.print(f"wrote {out}", highlight=False, soft_wrap=True)
+        if result.skip_reason:
+            err.print(f"skipped {result.source}: {result.skip_reason}", highlight=False, soft_wrap=True)
+            return
         for out in result.skipped_outputs:
             err.print(f"kept existing {out} (use --overwrite to replace it)", highlight=False, soft_wrap=True)
 
@@ -347,6 +355,8 @@ app.command("align", epilog=EXIT_CODES_HELP)(align)
 app.command("check", epilog=CHECK_EXIT_CODES)(check)
 app.command("serve", epilog=EXIT_CODES_HELP)(serve)
 app.add_typer(voices_app)
+app.command("watch", epilog=EXIT_CODES_HELP)(lib.make_watch(transcribe, report_result, finish))
+app.add_typer(lib.queue_app)
 
 
 def main() -> None:

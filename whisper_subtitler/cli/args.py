@@ -122,6 +122,9 @@ class TranscribeArgs(SubtitleArgs):
     forced: bool
     dry_run: bool
     json_summary: bool
+    skip_existing: str | None
+    resume: bool
+    state_dir: Path | None
     diarize: bool | None
     num_speakers: int | None
     min_speakers: int | None

@@ -34,6 +34,7 @@ from whisper_subtitler.decoding.quality import (
     stopped_early,
 )
 from whisper_subtitler.platform.batch_advice import CPU_BATCH  # the batch size after an out-of-memory move to the CPU
+from whisper_subtitler.transcription import batch_log
 from whisper_subtitler.transcription.assembly import merged, runs_without_words, window_segments, word_count
 from whisper_subtitler.transcription.protocol import Region, TranscribeOptions, detect_language
 from whisper_subtitler.types import SAMPLE_RATE, Segment
@@ -194,7 +195,8 @@ class ChunkTranscriber:
         model, the language is found per speech region (``speech``: ``language_plan.language_units``; the chunks'
         own regions when empty) and chunks that hold several languages are cut where it changes
         (``language_plan``), only among ``options.languages`` when given. ``progress`` is called after each batch
-        with the share of the chunks' audio decoded (0 to 1).
+        with the share of the chunks' audio decoded (0 to 1). Inside ``batch_log.recording(journal)`` the chunks
+        the journal holds are not decoded again and each batch decoded is recorded in it (``--resume``).
         """
         if self.language is None and not self.model.is_multilingual:
             self.language = "en"
@@ -226,7 +228,17 @@ class ChunkTranscriber:
                 progress(min(1.0, done / total))
             return [out[id(c)] for c, _ in group]
 
-        results = self.runner.run(ordered, decode)
+        journal = batch_log.active()  # a run that resumes a file: the batches finished before it was stopped
+        finished = journal.resume(batch_log.fingerprint(ordered)) if journal is not None else []
+        done += sum(c.duration for c, _ in ordered[: len(finished)])
+
+        def decode_and_record(group: list[tuple[Chunk, str]]) -> list[tuple[Segment, ...]]:
+            out = decode(group)
+            if journal is not None:
+                journal.record(out)
+            return out
+
+        results = finished + self.runner.run(ordered[len(finished) :], decode_and_record)
         by_item = {id(c): segments for (c, _), segments in zip(ordered, results)}
         return [s for c, _ in items for s in by_item[id(c)]]
 

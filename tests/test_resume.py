@@ -1,0 +1,78 @@
+"""Resume of long files (``transcribe --resume``, ``library.checkpoints``): a run killed with SIGKILL after a batch
+was checkpointed, started again, writes byte for byte what an uninterrupted run writes, without decoding the finished
+batch again, and leaves no checkpoint behind. Real processes, real speech (espeak-ng), the tiny model."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests import media
+from tests.conftest import run_cli
+
+TEXT = (
+    "The library opened at nine in the morning, and the first visitors were already waiting by the door. "
+    "A woman with a red umbrella asked for a book about the history of the river. "
+    "The librarian walked to the back room and found three old maps and a thin grey notebook. "
+    "Outside, the rain grew heavier, and the street lamps came on one after another. "
+    "Two students sat at the long table and argued quietly about a chemistry problem. "
+    "At noon the bell rang, and everyone looked up from their pages for a moment. "
+    "The old clock above the desk had stopped at a quarter past four many years ago."
+)
+# 38 s of speech: two decoding chunks of about 19 s, one batch each with --batch-size 1
+OPTIONS = ("--model", "tiny.en", "--no-diarize", "--batch-size", "1", "-f", "srt,vtt", "--progress", "json")
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return media.espeak(TEXT, tmp_path_factory.mktemp("resume") / "talk.wav", speed=150)
+
+
+def finished_chunks(state: Path) -> int:
+    """The chunks finished in the checkpoints under ``state`` (0 when there is none, or while one is written)."""
+    total = 0
+    for path in (state / "checkpoints").glob("*.pickle"):
+        try:
+            saved = pickle.loads(path.read_bytes())
+        except (OSError, EOFError, pickle.UnpicklingError):
+            continue
+        total += len(saved["journal"]["results"]) + len(saved["pieces"])
+    return total
+
+
+@pytest.mark.slow
+def test_killed_part_way_and_resumed_gives_the_same_bytes(clip: Path, tmp_path: Path) -> None:
+    whole = run_cli("transcribe", str(clip), *OPTIONS, "--output-dir", str(tmp_path / "whole"))
+    assert whole.returncode == 0, whole.stderr
+
+    state, out = tmp_path / "state", tmp_path / "out"
+    command = [sys.executable, "-m", "whisper_subtitler", "transcribe", str(clip), *OPTIONS, "--output-dir", str(out)]
+    command += ["--resume", "--state-dir", str(state)]
+    killed = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while finished_chunks(state) == 0 and killed.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait()
+    assert killed.returncode == -signal.SIGKILL, "the run ended before it was killed: the clip is too short"
+    assert finished_chunks(state) == 1  # one of the two chunks was finished
+    assert not out.exists() or not any(out.iterdir())  # nothing written, not even a temporary file
+
+    resumed = run_cli(*command[3:])
+    assert resumed.returncode == 0, resumed.stderr
+    said = " ".join(line for line in resumed.stderr.splitlines() if not line.startswith("{"))
+    assert "resuming from a checkpoint (0 pieces, 0.0 s, and 1 chunks finished)" in " ".join(said.split())
+    # the finished chunk was not decoded again: the progress starts past it
+    fractions = [line for line in resumed.stderr.splitlines() if '"stage": "transcribe"' in line]
+    assert fractions and '"fraction": 0.0' not in fractions[-1]
+    for name in ("talk.srt", "talk.vtt"):
+        assert (out / name).read_bytes() == (tmp_path / "whole" / name).read_bytes()
+    assert sorted(p.name for p in out.iterdir()) == ["talk.srt", "talk.vtt"]
+    assert list((state / "checkpoints").iterdir()) == []  # removed once the file is done
