@@ -10,7 +10,7 @@ import pytest
 
 from tests.cue_helpers import transcript_of, words_of
 from whisper_subtitler.cues import CueOptions, build_cues
-from whisper_subtitler.cues.guides import for_language, guide_of
+from whisper_subtitler.cues.guides import for_language, guide_of, script_language
 from whisper_subtitler.cues.phrases import continuations
 from whisper_subtitler.cues.width import display_width
 from whisper_subtitler.quality import check_cues, shown_cues
@@ -103,5 +103,11 @@ def test_check_holds_japanese_to_its_guide():
     _, cues = cues_of(JAPANESE, "ja")
     faults = check_cues(shown_cues(cues), language="ja")
     assert not [f for f in faults if f.kind == "line_width"]
-    wide = check_cues(shown_cues(cues_of(JAPANESE, "ja", CueOptions(max_line_width=40))[1]), language="ja")
-    assert [f for f in wide if f.kind == "line_width"]  # 40-column lines break the 26-column rule
+    wide = shown_cues(cues_of(JAPANESE, "ja", CueOptions(max_line_width=40))[1])
+    for language in ("ja", None):  # the language given, or told by the script (kana)
+        assert [f for f in check_cues(wide, language=language) if f.kind == "line_width"]  # 40 columns break 26
+
+
+def test_the_script_tells_the_guide_of_a_file_of_unknown_language():
+    assert script_language("今日はいい天気") == "ja" and script_language("你好世界") == "zh"
+    assert script_language("안녕하세요 세계") == "ko" and script_language("Hello world") is None

@@ -19,6 +19,7 @@ keeps the English figures for all.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, replace
 
 from whisper_subtitler.cues.options import CueOptions
@@ -51,6 +52,19 @@ def guide_of(language: str | None) -> Guide | None:
     if not language:
         return None
     return GUIDES.get(language.lower().replace("_", "-").split("-")[0])
+
+
+def script_language(text: str) -> str | None:
+    """The language whose guide applies to ``text`` of unknown language, told by its script: ``ja`` when it has kana,
+    ``ko`` when it has Hangul, ``zh`` when most of its letters are Han ideographs; ``None`` otherwise."""
+    names = [unicodedata.name(c, "") for c in text if c.isalpha()]
+    if not names:
+        return None
+    if any(n.startswith(("HIRAGANA", "KATAKANA")) for n in names):
+        return "ja"
+    if any(n.startswith("HANGUL") for n in names):
+        return "ko"
+    return "zh" if sum(n.startswith("CJK UNIFIED") for n in names) > len(names) / 2 else None
 
 
 def for_language(options: CueOptions, language: str | None) -> CueOptions:

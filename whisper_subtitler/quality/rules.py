@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from enum import Enum
 
-from whisper_subtitler.cues.guides import for_language
+from whisper_subtitler.cues.guides import for_language, script_language
 from whisper_subtitler.cues.linebreak import (
     ARTICLES,
     NAME,
@@ -218,10 +218,12 @@ def check_cues(
 
     ``language`` (ISO 639-1, ``None`` unknown) picks the word rules (English lists), whether the text is
     written without spaces and the line width and reading speed of its guide where ``options`` has the defaults
-    (``cues.guides``); ``end`` (seconds, ``None`` unknown) is the end of the media, which the last cue cannot pass;
-    ``resolution`` (seconds) is the format's time step, the tolerance of every time comparison.
+    (``cues.guides``; an unknown language is told by the script, ``guides.script_language``); ``end`` (seconds,
+    ``None`` unknown) is the end of the media, which the last cue cannot pass; ``resolution`` (seconds) is the
+    format's time step, the tolerance of every time comparison.
     """
-    options = for_language(options, language)  # Japanese, Chinese, Korean: their guides' width and speed (cues.guides)
+    # Japanese, Chinese, Korean: their guides' width and speed (cues.guides); the language told by the script if unknown
+    options = for_language(options, language or script_language(" ".join(line for c in cues for line in c.lines)))
     tol = resolution * 1.5
     english = language is None or language.lower().startswith("en")
     spaceless = is_spaceless(language, " ".join(line for c in cues for line in c.lines))
