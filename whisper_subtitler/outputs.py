@@ -48,6 +48,15 @@ def language_template(template: str, language: str | None) -> str:
     return template.replace("{lang}", lang).replace("{lang3}", lang3)
 
 
+def without_language(template: str) -> str:
+    """``template`` without its ``{lang}`` and ``{lang3}`` parts (and the separator before each): for files that
+    name the language themselves (``narratives``: ``Movie.en.forced.srt`` from ``{stem}.{lang}``)."""
+    for field in LANGUAGE_FIELDS:
+        for separator in (".", "-", "_", " ", ""):
+            template = template.replace(separator + "{" + field + "}", "")
+    return template or "{stem}"
+
+
 def _language_fields(language: str | None) -> tuple[str, str]:
     """``({lang}, {lang3})`` for ``language``: ISO 639-1 and ISO 639-2/B (``de`` -> ``de``, ``ger``; Whisper's own
     codes for languages 639-1 lacks, such as ``haw`` and ``yue``, stay as they are); ``und`` for both when it is

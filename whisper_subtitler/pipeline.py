@@ -26,7 +26,13 @@ from whisper_subtitler.decoding.code_switching import main_language
 from whisper_subtitler.errors import SubtitlerError
 from whisper_subtitler.library.checkpoints import Checkpoint, FinishedPiece, open_checkpoint
 from whisper_subtitler.models.holder import ModelHolder
-from whisper_subtitler.outputs import language_template, needs_language, output_path, write_subtitles
+from whisper_subtitler.outputs import (
+    language_template,
+    needs_language,
+    output_path,
+    without_language,
+    write_subtitles,
+)
 from whisper_subtitler.pieces import open_stream, prepare_first, resume, speech_pieces
 from whisper_subtitler.prefetch import Prefetcher, Prepared
 from whisper_subtitler.quality.coverage import unheard_in
@@ -119,9 +125,10 @@ class Pipeline:
 
     def load(self, sources: Iterable[Path] = ()) -> None:
         """Resolve and load Whisper before the first file, so that a bad ``--model`` ends the run once (exit 3), not
-        every file; nothing is loaded when every one of ``sources`` would be skipped (all its outputs exist)."""
+        every file; nothing is loaded when every one of ``sources`` would be skipped (all its outputs exist, or
+        ``--skip-existing`` finds subtitles)."""
         sources = list(sources)
-        if not sources or not all(self._existing_outputs(s) for s in sources):
+        if not sources or not all(self.skipped(s) for s in sources):
             self.models.transcriber()
 
     def prefetch(self, source: Path) -> None:
@@ -285,7 +292,7 @@ class Pipeline:
             written, kept = written + made, kept + old
         log_faults(source.name, cues, self.options.cues, transcript.language or None, transcript.duration)
         log_removals(source.name, transcript.removed)
-        if videos := self._video_targets(source):
+        if videos := self._video_targets(source, self.output_language(transcript)):
             timer.start(Stage.VIDEO)
             o = self.options
             made, old = write_video_copies(source, transcript, cues, videos, o.writer, o.formats, overwrite=o.overwrite)
@@ -313,7 +320,8 @@ class Pipeline:
         """``--forced``: the file's forced narrative cues (``narratives.plan``) written to their own files; returns
         their number and ``(written, kept)``. Nothing is written when every cue is in the main language."""
         o = self.options
-        forced = narratives.plan(source, transcript, cues, o.formats, o.output_dir, o.name_template)
+        template = without_language(o.name_template)  # narratives names the language itself: Movie.en.forced.srt
+        forced = narratives.plan(source, transcript, cues, o.formats, o.output_dir, template)
         logger.info(forced.message(source))
         written, kept = self.write_subtitles(transcript, forced.cues, forced.targets) if forced.targets else ([], [])
         return len(forced.cues), written, kept

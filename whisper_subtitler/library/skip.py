@@ -27,6 +27,9 @@ from whisper_subtitler.languages import UNDEFINED, normalize, whisper_code
 
 # The subtitle files media servers read beside a video (Jellyfin, Plex, Emby, Kodi; lower case, without dot).
 SUBTITLE_EXTENSIONS = ("srt", "vtt", "ass", "ssa", "sub", "idx", "sup", "smi", "ttml")
+# The flags of a sidecar's name that are not languages (Jellyfin, Plex, Kodi); ``sdh`` is also an ISO 639-3 code and
+# ``hi`` Hindi's: ``hi`` counts as Hindi only when no other part names a language (``Movie.en.hi.srt`` is English).
+FLAGS = frozenset({"forced", "foreign", "default", "sdh", "cc", "full", "signs", "songs", "commentary"})
 
 
 def parse_languages(value: str) -> tuple[str, ...]:
@@ -63,11 +66,10 @@ def sidecar_language(media: Path, subtitle: Path) -> str | None:
     if extension not in SUBTITLE_EXTENSIONS or not name.lower().startswith(stem.lower() + "."):
         return None
     middle = name[len(stem) + 1 : len(name) - len(subtitle.suffix)]
-    parts = [p for p in middle.split(".") if p]
-    for part in reversed(parts):
-        if (code := language_of(part)) is not None:
-            return code
-    return UNDEFINED
+    named = [(part.lower(), language_of(part)) for part in middle.split(".") if part and part.lower() not in FLAGS]
+    codes = [code for part, code in named if code is not None and part != "hi"]
+    codes = codes or [code for _, code in named if code is not None]
+    return codes[-1] if codes else UNDEFINED
 
 
 def sidecars(media: Path) -> dict[Path, str]:
