@@ -36,6 +36,7 @@ from whisper_subtitler.outputs import write_atomic
 from whisper_subtitler.pipeline import RunOptions
 from whisper_subtitler.stages import Stage, StageTimer
 from whisper_subtitler.types import SAMPLE_RATE, Audio, Cue, Removal, Segment, SpeakerTurn, Transcript, Word
+from whisper_subtitler.video.shots import ShotChanges
 from whisper_subtitler.writers import FORMATS, WriterOptions, encode, render
 
 if TYPE_CHECKING:
@@ -57,7 +58,8 @@ class Result:
     ``transcript``: segments and words with times in seconds from the start of the audio, speakers assigned with
     diarization; ``cues``: the subtitle cues the readability rules built (``CueOptions``); ``speech``: the speech
     regions the VAD found, ``(start, end)`` in seconds; ``writer``: how ``write``/``render`` encode text;
-    ``timings``: wall seconds per stage.
+    ``timings``: wall seconds per stage; ``shot_changes``: the shot changes (seconds) the cues were timed by
+    (``CueOptions.shot_changes``: a video's own with ``auto``; empty without any).
     """
 
     transcript: Transcript
@@ -65,6 +67,7 @@ class Result:
     speech: tuple[tuple[float, float], ...] = ()
     writer: WriterOptions = WriterOptions()
     timings: dict[str, float] = field(default_factory=dict, compare=False)
+    shot_changes: tuple[float, ...] = ()
 
     @property
     def language(self) -> str:
@@ -279,9 +282,15 @@ class Subtitler:
             if not path.is_file():
                 raise InputError(f"{path}: no such file")
             stream = self.pipeline.open(path)
-        subtitled = self.pipeline.subtitle(stream, timer)
+        shots = ShotChanges(None if isinstance(media, np.ndarray) else Path(media), self.pipeline.options.cues)
+        subtitled = self.pipeline.subtitle(stream, timer, shots=shots)
         return Result(
-            subtitled.transcript, subtitled.cues, subtitled.speech, self.pipeline.options.writer, timer.stop()
+            subtitled.transcript,
+            subtitled.cues,
+            subtitled.speech,
+            self.pipeline.options.writer,
+            timer.stop(),
+            subtitled.shot_changes,
         )
 
     def detect_language(self, media: str | Path | np.ndarray) -> tuple[str, float]:

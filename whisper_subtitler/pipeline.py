@@ -47,6 +47,7 @@ from whisper_subtitler.types import SAMPLE_RATE, Audio, Cue, Removal, Segment, T
 from whisper_subtitler.vad import pauses, speech_regions, tight_regions
 from whisper_subtitler.video import video_targets, write_video_copies
 from whisper_subtitler.video.run import require_subtitle_filter
+from whisper_subtitler.video.shots import ShotChanges, used_shot_changes
 from whisper_subtitler.writers import FORMATS, WriterOptions
 
 logger = logging.getLogger(__name__)
@@ -101,11 +102,13 @@ class Transcribed:
 @dataclass(frozen=True)
 class Subtitled:
     """A file's subtitles before any file is written: the ``transcript`` (speakers assigned, with diarization), its
-    ``cues`` and the ``speech`` regions (seconds from the file's start)."""
+    ``cues``, the ``speech`` regions and the ``shot_changes`` the cues were timed by (seconds from the file's
+    start)."""
 
     transcript: Transcript
     cues: tuple[Cue, ...]
     speech: tuple[Region, ...]
+    shot_changes: tuple[float, ...] = ()
 
 
 class Pipeline:
@@ -245,10 +248,12 @@ class Pipeline:
         timer: StageTimer | None = None,
         first_speech: tuple[Region, ...] | None = None,
         checkpoint: Checkpoint | None = None,
+        shots: ShotChanges | None = None,
     ) -> Subtitled:
         """The stages between the audio and the files: ``stream`` transcribed (``transcribe``), the hallucination
         guards, speakers (with diarization) and cues. ``timer`` hears each stage start; ``checkpoint``: what an
-        earlier run finished, kept up to date (``library.checkpoints``). Closes ``stream``."""
+        earlier run finished, kept up to date (``library.checkpoints``). Closes ``stream``. ``shots``: the
+        input's shot changes (``video.shots.ShotChanges``), which time the cues."""
         timer = timer or StageTimer()
         transcribed = self.transcribe(stream, timer, first_speech, checkpoint)
         transcript = clean_transcript(transcribed.transcript, self.options.cues.max_cps)  # before speakers: JSON = cues
@@ -256,10 +261,11 @@ class Pipeline:
             timer.start(Stage.DIARIZE)
             transcript = self._diarize(transcribed.audio, transcript, transcribed.speech)
         timer.start(Stage.CUES)
+        cue_options = shots.cue_options() if shots is not None else self.options.cues
         removed: list[Removal] = []
-        cues = build_cues(transcript, self.options.cues, speech=transcribed.speech, removed=removed)
+        cues = build_cues(transcript, cue_options, speech=transcribed.speech, removed=removed)
         transcript = with_removals(transcript, removed)
-        return Subtitled(transcript, tuple(cues), transcribed.speech)
+        return Subtitled(transcript, tuple(cues), transcribed.speech, used_shot_changes(cue_options))
 
     def process(self, source: Path, on_stage: OnStage = lambda stage, fraction=None: None) -> FileResult:
         """Turn ``source`` into subtitle files; ``on_stage`` is called with each stage as it starts (progress), and
@@ -275,9 +281,12 @@ class Pipeline:
         timer = StageTimer(on_stage)
         timer.start(Stage.AUDIO)
         stream = resume(prepared) if prepared is not None else self.open(source)
+        shots = ShotChanges(source, self.options.cues)  # ffmpeg finds them while the speech is transcribed
         checkpoint = self._checkpoint(source)
         try:
-            subtitled = self.subtitle(stream, timer, prepared.regions if prepared is not None else None, checkpoint)
+            subtitled = self.subtitle(
+                stream, timer, prepared.regions if prepared is not None else None, checkpoint, shots=shots
+            )
         except SubtitlerError:
             if checkpoint is not None:
                 checkpoint.remove()  # a file that fails leaves nothing behind
@@ -310,6 +319,7 @@ class Pipeline:
             channel=transcript.channel,
             unheard_speech=unheard_in(transcript, subtitled.speech),
             removed=transcript.removed,
+            shot_changes=subtitled.shot_changes,
             timings=timer.stop(),
             forced_cues=forced_cues,
         )

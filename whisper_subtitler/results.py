@@ -39,6 +39,7 @@ class FileResult:
     channel: ChannelUse | None = None  # the audio channel transcribed, and why (channels.choose_channel)
     unheard_speech: tuple[tuple[float, float], ...] = ()
     removed: tuple[Removal, ...] = ()
+    shot_changes: tuple[float, ...] = ()  # seconds: the shot changes the cues were timed by (video.shots)
     timings: dict[str, float] = field(default_factory=dict)
     forced_cues: int | None = None  # --forced: the cues in another language than the main one (None: not asked)
 

@@ -68,6 +68,7 @@ class BatchSummary:
                     "removed": [
                         {"reason": x.reason, "start": x.start, "end": x.end, "stage": x.stage} for x in r.removed
                     ],
+                    "shot_changes": list(r.shot_changes),
                     "timings": r.timings,
                     "forced_cues": r.forced_cues,
                     "error": r.error,

@@ -102,6 +102,7 @@ def transcribe(
     word_level: o.WordLevel = False,
     bom: o.Bom = False,
     crlf: o.Crlf = False,
+    shot_changes: o.ShotChanges = "auto",
     diarize: o.Diarize = None,
     num_speakers: o.NumSpeakers = None,
     min_speakers: o.MinSpeakers = None,

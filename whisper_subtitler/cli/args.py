@@ -6,7 +6,7 @@ do not check themselves; only the flags' text (``--temperature 0,0.2``, ``--spea
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -119,6 +119,7 @@ class TranscribeArgs(SubtitleArgs):
     channels: str
     embed: bool
     burn_in: bool
+    shot_changes: str
     forced: bool
     dry_run: bool
     json_summary: bool
@@ -179,7 +180,7 @@ class TranscribeArgs(SubtitleArgs):
         """The option objects of the run's ``Subtitler``, each checked on construction: raises ``UsageError`` (exit 2)
         for an invalid value or combination, before any device is probed or model loaded."""
         output = self.output_options()  # an unknown format: a usage error before anything is loaded
-        cues, _ = self.subtitles()
+        cues = replace(self.subtitles()[0], shot_changes=self.shot_changes)  # a file is read (and checked) here
         audio = AudioOptions(self.audio_track, self.audio_language, self.channels)  # before any model or device
         return SubtitlerOptions(
             decoding=self.decoding_options(),

@@ -10,7 +10,7 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,6 +18,9 @@ from whisper_subtitler.cli.console import err, fail, setup_logging
 from whisper_subtitler.cli.options import Fps, MaxCps, MaxLines, MaxLineWidth, Verbose
 from whisper_subtitler.errors import ExitCode, InputError, SubtitlerError
 from whisper_subtitler.quality.read import EXTENSIONS
+
+if TYPE_CHECKING:
+    from whisper_subtitler.cues.options import CueOptions
 
 CHECK_EXIT_CODES = (
     "Exit codes: 0 no file has an error or a warning (info faults, which nothing could avoid, do not count); "
@@ -65,6 +68,25 @@ def check(
             show_default=False,
         ),
     ] = None,
+    video: Annotated[
+        Path | None,
+        typer.Option(
+            "--video",
+            help="The video the files go with: also report cues that cross or flash across its shot changes (found "
+            "by ffmpeg), or start or end near one without being on it (docs/shot-changes.md); its frame rate "
+            "replaces --fps.",
+            show_default=False,
+        ),
+    ] = None,
+    shot_changes: Annotated[
+        Path | None,
+        typer.Option(
+            "--shot-changes",
+            help="A file of shot-change times, one per line in seconds (as Subtitle Edit saves them), to check the "
+            "files against as --video does (with --video, these times at the video's frame rate).",
+            show_default=False,
+        ),
+    ] = None,
     max_line_width: MaxLineWidth = 42,
     max_lines: MaxLines = 2,
     max_cps: MaxCps = 17.0,
@@ -77,6 +99,7 @@ def check(
     from whisper_subtitler.options import CueOptions
     from whisper_subtitler.quality import read_subtitles, report_of
     from whisper_subtitler.quality.against import compare
+    from whisper_subtitler.quality.shots import shot_faults
     from whisper_subtitler.quality.transcript import missing_words
     from whisper_subtitler.writers.json import read_transcript
 
@@ -85,6 +108,7 @@ def check(
         options = CueOptions(max_line_width=max_line_width, max_lines=max_lines, max_cps=max_cps, fps=fps)
         reference = read_subtitles(against).cues if against is not None else None
         transcript = read_transcript(transcript_path) if transcript_path is not None else None
+        shots, options = _shot_changes(video, shot_changes, options)
     except InputError as e:  # an unreadable reference: unreadable input, exit 2
         fail(e)
         raise typer.Exit(int(ExitCode.USAGE)) from None
@@ -105,6 +129,9 @@ def check(
             if transcript is not None:
                 faults = sorted((*report.faults, *missing_words(sub.cues, transcript)), key=lambda f: f.index)
                 report = replace(report, faults=tuple(faults))
+            if shots is not None:
+                faults = sorted((*report.faults, *shot_faults(sub.cues, shots, options)), key=lambda f: f.index)
+                report = replace(report, faults=tuple(faults))
         except InputError as e:
             err.print(f"[red]error:[/red] {e.message}", markup=True, highlight=False, soft_wrap=True)
             errors.append({"path": str(source), "error": e.message})
@@ -122,6 +149,30 @@ def check(
         err.print("[red]error:[/red] no subtitle file given", markup=True, highlight=False)
     code = ExitCode.USAGE if errors or not sources else (ExitCode.FAILED if failed else ExitCode.OK)
     raise typer.Exit(int(code))
+
+
+def _shot_changes(
+    video: Path | None, shot_file: Path | None, options: CueOptions
+) -> tuple[tuple[float, ...] | None, CueOptions]:
+    """The shot changes to check against (``None``: neither ``--video`` nor ``--shot-changes``) and ``options`` at the
+    video's frame rate. Raises ``InputError`` for a video ffprobe or ffmpeg cannot read or without a video stream,
+    ``UsageError`` for a malformed shot-change file."""
+    if video is None and shot_file is None:
+        return None, options
+    from whisper_subtitler.cues.shot_list import read_shot_changes
+    from whisper_subtitler.video.shots import detect_shot_changes, video_info
+
+    fps = options.fps
+    if video is not None:
+        info = video_info(video)
+        if info is None:
+            raise InputError(f"{video}: no video stream to find the shot changes in")
+        fps = info.fps or fps
+        shots = read_shot_changes(shot_file) if shot_file is not None else detect_shot_changes(video, info)
+    else:
+        assert shot_file is not None
+        shots = read_shot_changes(shot_file)
+    return shots, replace(options, fps=fps)
 
 
 def _clock(seconds: float) -> str:

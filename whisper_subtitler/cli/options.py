@@ -256,6 +256,16 @@ Fps = Annotated[
         "--fps", min=1.0, rich_help_panel="Subtitles", help="Frame rate of the video: cues are at least 2 frames apart."
     ),
 ]
+ShotChanges = Annotated[
+    str,
+    typer.Option(
+        "--shot-changes",
+        rich_help_panel="Subtitles",
+        help="Time the cues by the shot changes (Netflix's timing to the shot change): auto (a video input's own, "
+        "found by ffmpeg, at the video's frame rate), off, or a file of times, one per line in seconds (as Subtitle "
+        "Edit saves them).",
+    ),
+]
 WordLevel = Annotated[
     bool,
     typer.Option(

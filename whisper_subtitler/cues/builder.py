@@ -13,7 +13,9 @@ Rules (Netflix Timed Text Style Guide, English template), options in ``CueOption
   removes is recorded (``types.Removal``), and every other word of the transcript is in a cue;
 - hard limits: every cue fits ``max_lines`` lines of ``max_line_width`` columns, and its speech lasts at most
   ``max_duration`` (unless one word alone is longer);
-- each cue takes its start from its first word and its end from its last word (``timing``);
+- each cue takes its start from its first word and its end from its last word (``timing``), then moves to the
+  shot changes of ``options.shot_changes`` when they are given as times (``shots``: Netflix's timing to the shot
+  change);
 - the speaker style (``labels``) decides which cues carry a speaker label: room for it is reserved on the
   first line of those cues only (in ``change`` style, the first cue after a speaker change).
 
@@ -52,6 +54,7 @@ from whisper_subtitler.cues.labels import (
 from whisper_subtitler.cues.linebreak import Layout, break_penalty, layout, tokenize
 from whisper_subtitler.cues.options import CueOptions
 from whisper_subtitler.cues.phrases import continuations
+from whisper_subtitler.cues.shots import time_to_shots
 from whisper_subtitler.cues.timing import Span, needed_duration, time_cues
 from whisper_subtitler.cues.width import display_width, ends_sentence, is_spaceless
 from whisper_subtitler.cues.words import repair_words
@@ -336,6 +339,8 @@ def build_cues(
         for g, (lines, _, _) in zip(groups, texts)
     ]
     times = time_cues(spans, options, transcript.duration)
+    if not isinstance(options.shot_changes, str):  # times in seconds: the cues are timed by the shot changes
+        times = time_to_shots(times, spans, options.shot_changes, options, transcript.duration)
     cues = tuple(
         Cue(start, end, lines, g[0].speaker, tuple(g), prefixes, line_speakers, g[0].language)
         for g, (lines, prefixes, line_speakers), (start, end) in zip(groups, texts, times)

@@ -9,6 +9,7 @@ speakers are shown (``speaker_style``): ``cues.labels`` and ``docs/speakers-in-s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from whisper_subtitler.cues.labels import SpeakerStyle
 from whisper_subtitler.errors import UsageError
@@ -38,6 +39,9 @@ class CueOptions:
     speech_pad: float = 0.3  # seconds of tolerance around VAD speech regions for the silence guard
     spaceless: bool | None = None  # break by characters; None: decide from the language and the text
     speaker_style: str = "change"  # how speakers are shown: change, dash, label or none (cues.labels.SpeakerStyle)
+    # Shot changes the cues are timed by (cues.shots): "auto" (a video input's own, found by ffmpeg), "off", or the
+    # times in seconds; a file name (str or Path) is read on construction (cues.shot_list: Subtitle Edit's format).
+    shot_changes: str | Path | tuple[float, ...] = "auto"
     language_guides: bool = True  # width and speed at their defaults follow the language's guide (cues.guides)
 
     def __post_init__(self) -> None:
@@ -61,6 +65,13 @@ class CueOptions:
         for ok, message in checks:
             if not ok:
                 raise UsageError(f"invalid cue option: {message}")
+        from whisper_subtitler.cues.shot_list import read_shot_changes, shot_times
+
+        shots = self.shot_changes
+        if isinstance(shots, Path) or (isinstance(shots, str) and shots not in ("auto", "off")):
+            object.__setattr__(self, "shot_changes", read_shot_changes(Path(shots)))
+        elif not isinstance(shots, str):
+            object.__setattr__(self, "shot_changes", shot_times(shots))
 
     @property
     def frame(self) -> float:

@@ -66,6 +66,10 @@ KINDS: dict[str, str] = {
     "unbalanced": "a line under a third of the width of its neighbour",
     "break_after_article": "a line ends with an article (a, an, the)",
     "break_in_name": "a line break between first and last name (two capitalised words)",
+    "shot_flash": "crosses a shot change with less than half a second (12 frames at 24 fps) on one side",
+    "shot_in": "starts within 12 frames of a shot change, not on it (check --video, --shot-changes)",
+    "shot_out": "ends within 12 frames of a shot change, not 2 frames before it",
+    "shot_crossing": "crosses a shot change with at least 12 frames on each side (allowed: speech runs on)",
 }
 
 
