@@ -9,11 +9,13 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from whisper_subtitler.cli.console import err, fail, setup_logging
+from whisper_subtitler.cli.library import StateDir
 from whisper_subtitler.cli.options import (
     BatchSize,
     ComputeType,
@@ -59,6 +61,33 @@ ApiKey = Annotated[
         "Also $WHISPER_SUBTITLER_API_KEY, which other users cannot read in the process list.",
     ),
 ]
+Library = Annotated[
+    Optional[list[Path]],  # noqa: UP045
+    typer.Option(
+        "--library",
+        file_okay=False,
+        show_default=False,
+        help="A folder whose files POST /jobs and the webhook may name (repeat for several); any other path is "
+        "refused with 403. Without one, jobs take uploads only.",
+    ),
+]
+PathMap = Annotated[
+    Optional[list[str]],  # noqa: UP045
+    typer.Option(
+        "--path-map",
+        show_default=False,
+        help="FROM=TO: rewrite the start of the paths jobs and webhooks send (Sonarr in another container sees "
+        "/tv where this server sees /media/tv: --path-map /tv=/media/tv). Repeatable.",
+    ),
+]
+SidecarTemplate = Annotated[
+    str,
+    typer.Option(
+        "--name-template",
+        help="Name of the SRT a webhook's job writes beside the media file, without extension: {stem}, {lang} "
+        "(ISO 639-1), {lang3} (639-2/B) as transcribe's --name-template. An existing file is never replaced.",
+    ),
+]
 MaxUploadMb = Annotated[
     float,
     typer.Option("--max-upload-mb", min=0.001, help="Largest upload in MiB; a larger one is refused with 413."),
@@ -87,11 +116,17 @@ def serve(
     batch_size: BatchSize = None,
     no_batch: NoBatch = False,
     threads: Threads = None,
+    library: Library = None,
+    path_map: PathMap = None,
+    state_dir: StateDir = None,
+    name_template: SidecarTemplate = "{stem}.{lang}",
     verbose: Verbose = 0,
     quiet: Quiet = False,
 ) -> None:
     """Serve subtitles over HTTP: POST /asr and /detect-language as whisper-asr-webservice (Bazarr's Whisper
-    provider), GET /health, API docs at /docs. SIGTERM or Ctrl-C: running jobs finish, then exit 0."""
+    provider), asynchronous jobs for long files (/jobs, kept in the --state-dir queue), a webhook for Sonarr and
+    Radarr (/webhook), GET /health, API docs at /docs. SIGTERM or Ctrl-C: running requests finish, running jobs are
+    queued again, then exit 0."""
     setup_logging(verbose, quiet)
     try:
         missing = [name for name in EXTRA_MODULES if importlib.util.find_spec(name) is None]
@@ -99,13 +134,23 @@ def serve(
             raise MissingRequirementError(
                 f"serve needs {', '.join(missing)}", hint='pip install "whisper-subtitler[serve]"'
             )
+        from whisper_subtitler.library.queue import default_state_dir
         from whisper_subtitler.serve.app import ServeOptions
-        from whisper_subtitler.serve.server import listen, run_server, start_service
+        from whisper_subtitler.serve.server import listen, run_server, start_jobs, start_service
         from whisper_subtitler.serve.upload import MB
+        from whisper_subtitler.serve.webhooks import parse_path_map
         from whisper_subtitler.serve.workers import WorkerSettings
 
         if api_key is not None and not api_key.strip():
             raise UsageError("--api-key is empty", hint="give a key, or leave the option out for none")
+        libraries = tuple(folder.absolute() for folder in library or ())
+        for folder in libraries:
+            if not folder.is_dir():
+                raise UsageError(f"--library {folder}: not a folder")
+        try:
+            maps = tuple(parse_path_map(text) for text in path_map or ())
+        except ValueError as e:
+            raise UsageError(f"--path-map {e}") from None
         sock = listen(host, port)  # a port in use fails before the models are loaded
         settings = WorkerSettings(
             decoding=DecodingOptions(
@@ -120,9 +165,17 @@ def serve(
             ),
             log_level=logging.ERROR if quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)],
         )
-        options = ServeOptions(api_key=api_key, max_upload_bytes=int(max_upload_mb * MB))
+        options = ServeOptions(
+            api_key=api_key, max_upload_bytes=int(max_upload_mb * MB), libraries=libraries, path_maps=maps
+        )
         try:
             service = start_service(workers, settings, options)
+            try:
+                start_jobs(service, state_dir or default_state_dir(), name_template)
+            except BaseException:
+                for worker in service.queue.workers:
+                    worker.stop()
+                raise
         except BaseException:
             sock.close()
             raise
@@ -137,7 +190,8 @@ def serve(
         err.print(
             f"serving on http://{host}:{bound} (model {health['model']} on {health['device']}, "
             f"{workers} worker{'s' if workers > 1 else ''}, diarization {'on' if health['diarize'] else 'off'}"
-            f"{', API key required' if api_key else ''}); API docs at /docs",
+            f"{', API key required' if api_key else ''}"
+            f"{'' if service.jobs is None else f', jobs in {service.jobs.state_dir}'}); API docs at /docs",
             highlight=False,
             soft_wrap=True,
         )

@@ -16,6 +16,7 @@ import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
 from urllib.parse import quote
 
@@ -34,6 +35,7 @@ from whisper_subtitler.writers import FORMATS
 
 if TYPE_CHECKING:
     from whisper_subtitler.api import Subtitler
+    from whisper_subtitler.serve.async_jobs import AsyncJobs
 
 log = logging.getLogger(__name__)
 
@@ -72,10 +74,13 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 @dataclass(frozen=True)
 class ServeOptions:
     """The server's settings: ``api_key`` required in the ``X-API-Key`` header (``None``: none required),
-    ``max_upload_bytes`` the largest upload."""
+    ``max_upload_bytes`` the largest upload; ``libraries`` the folders whose files jobs and webhooks may name
+    (``--library``), ``path_maps`` the ``(FROM, TO)`` starts of paths rewritten first (``--path-map``)."""
 
     api_key: str | None = None
     max_upload_bytes: int = 2048 * MB
+    libraries: tuple[Path, ...] = ()
+    path_maps: tuple[tuple[str, str], ...] = ()
 
 
 class Service:
@@ -87,6 +92,35 @@ class Service:
         self.template = template
         self.queue: JobQueue[Worker] = JobQueue(workers)
         self.options = options
+        self.jobs: AsyncJobs | None = None  # set by the server when it runs the state directory's jobs
+
+    def template_changes(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The ``Subtitler.replace`` arguments of an asynchronous job's ``params`` (``job_routes.job_params``; the
+        others at the server's defaults). Raises ``UsageError`` for bad values."""
+        defaults: dict[str, Any] = {
+            "task": "transcribe",
+            "language": None,
+            "initial_prompt": None,
+            "word_timestamps": False,
+            "diarize": None,
+            "num_speakers": None,
+            "min_speakers": None,
+            "max_speakers": None,
+            "speaker_names": None,
+        }
+        unknown = set(params) - set(defaults)
+        if unknown:
+            raise UsageError(f"unknown job option(s): {', '.join(sorted(unknown))}")
+        return request_changes(
+            self.template,
+            output="srt",
+            **{**defaults, **params},
+            speaker_style="change",
+            max_line_width=CueOptions.max_line_width,
+            max_lines=CueOptions.max_lines,
+            max_cps=CueOptions.max_cps,
+            fps=CueOptions.fps,
+        )
 
     def health(self) -> dict[str, Any]:
         """``GET /health``'s reply: the state, the model, the queue's counts and the peak resident memory (MiB) of
@@ -104,6 +138,7 @@ class Service:
             **dataclasses.asdict(self.queue.counts),
             "peak_rss_mb": round(peak_rss_mb() + sum(peaks), 1),
             "peak_rss_mb_workers": peaks,
+            "jobs": self.jobs is not None,
         }
 
 
@@ -377,6 +412,10 @@ def create_app(service: Service) -> FastAPI:
         upload = await upload_of(request, encode)
         code, probability = await queued(request, upload, worker_job(upload, ("language", str(upload.path))))
         return {"detected_language": LANGUAGES.get(code, code), "language_code": code, "confidence": probability}
+
+    from whisper_subtitler.serve.job_routes import add_job_routes
+
+    add_job_routes(app, service, check_key)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, error: Exception) -> JSONResponse:

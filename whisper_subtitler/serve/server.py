@@ -2,7 +2,8 @@
 
 The first SIGTERM or SIGINT stops the server gracefully: it closes its socket (new connections are refused),
 answers requests still waiting in the queue with 503, lets the running jobs finish and send their replies, then
-returns, and the command exits with 0. A second signal cancels the running jobs (each stops at its next stage or
+returns, and the command exits with 0. Asynchronous jobs (``async_jobs``) are stopped instead and queued again:
+they run on the next start. A second signal cancels the running jobs (each stops at its next stage or
 batch) and stops at once. uvicorn's own handling would raise the signal again after its shutdown and so end with
 143; ``Server.capture_signals`` replaces it.
 """
@@ -17,6 +18,7 @@ import socket
 import threading
 from collections.abc import Generator
 from dataclasses import replace
+from pathlib import Path
 from types import FrameType
 
 import uvicorn
@@ -40,7 +42,13 @@ class Server(uvicorn.Server):
 
     async def serve(self, sockets: list | None = None) -> None:
         self.loop = asyncio.get_running_loop()
-        await super().serve(sockets)
+        jobs, queue = self.service.jobs, self.service.queue
+        dispatchers = [asyncio.ensure_future(jobs.dispatch(queue)) for _ in queue.workers] if jobs else []
+        try:
+            await super().serve(sockets)
+        finally:
+            for task in dispatchers:
+                task.cancel()
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
@@ -69,8 +77,18 @@ class Server(uvicorn.Server):
                 queue.counts.waiting,
             )
             self.should_exit = True
+        if self.service.jobs is not None:  # asynchronous jobs stop now and are queued again for the next start
+            self.service.jobs.interrupt()
         if self.loop is not None:
             self.loop.call_soon_threadsafe(queue.close)
+
+
+def start_jobs(service: Service, state_dir: Path, name_template: str) -> None:
+    """Run the asynchronous jobs of ``state_dir`` in ``service`` (``async_jobs.open_jobs``): left off, with a
+    warning, when another server runs them. Raises ``SubtitlerError`` when the queue cannot be opened."""
+    from whisper_subtitler.serve.async_jobs import open_jobs
+
+    service.jobs = open_jobs(state_dir, service.template_changes, name_template)
 
 
 def start_service(workers: int, settings: WorkerSettings, options: ServeOptions) -> Service:
@@ -123,5 +141,7 @@ def run_server(service: Service, sock: socket.socket, *, log_level: int = loggin
     finally:
         service.queue.cancel_running()  # only a forced stop leaves jobs running here
         service.queue.shutdown()
+        if service.jobs is not None:
+            service.jobs.stop()
         for worker in service.queue.workers:
             worker.stop()

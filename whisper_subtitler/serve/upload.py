@@ -160,9 +160,16 @@ class _Form:
 
 
 async def receive_upload(
-    body: AsyncIterator[bytes], content_type: str | None, *, limit: int, pcm: bool, content_length: int | None = None
+    body: AsyncIterator[bytes],
+    content_type: str | None,
+    *,
+    limit: int,
+    pcm: bool,
+    content_length: int | None = None,
+    directory: Path | None = None,
 ) -> Upload:
-    """Stream the ``audio_file`` field of a multipart ``body`` to a temporary file; ``limit`` in bytes.
+    """Stream the ``audio_file`` field of a multipart ``body`` to a temporary file; ``limit`` in bytes. The file's
+    private folder is made in ``directory`` (default: the temporary directory, ``$TMPDIR``).
 
     Raises ``RequestError``: 413 when the file (or a declared ``content_length``) is over ``limit``, 422 when the
     body is not a multipart form or has no ``audio_file``. The temporary folder is removed on any failure; on
@@ -182,7 +189,7 @@ async def receive_upload(
     if content_length is not None and content_length > limit + MULTIPART_ALLOWANCE:
         raise too_large(limit)
 
-    folder = Path(tempfile.mkdtemp(prefix="whisper-subtitler-"))
+    folder = Path(tempfile.mkdtemp(prefix="whisper-subtitler-", dir=directory))
     upload = Upload(folder, folder / ("upload.wav" if pcm else "upload"), FIELD)
     form = _Form(upload, limit, pcm)
     parser = MultipartParser(boundary, form.callbacks())

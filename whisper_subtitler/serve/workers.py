@@ -6,9 +6,11 @@ would disturb each other's attention and could change each other's words. A proc
 worker that dies (out of memory, a fault in native code) fails its job with a 500 and is started again.
 
 The parent talks to a worker over a pipe: ``("asr", path, name, changes, output)`` -> the subtitle bytes,
-``("language", path)`` -> ``(code, probability)``, ``None`` -> exit. A job is cancelled through an event the child's
-progress callback checks (``jobs.check_cancel``). Workers ignore SIGINT and SIGTERM: the parent decides when they
-stop (a terminal's Ctrl-C and systemd's SIGTERM reach every process of the group).
+``("language", path)`` -> ``(code, probability)``, ``("job", path, name, changes, folder, sidecar)`` -> the files
+written (``job_files``; ``("progress", stage, fraction)`` messages come before the reply), ``None`` -> exit. A job
+is cancelled through an event the child's progress callback checks (``jobs.check_cancel``). Workers ignore SIGINT
+and SIGTERM: the parent decides when they stop (a terminal's Ctrl-C and systemd's SIGTERM reach every process of
+the group).
 """
 
 from __future__ import annotations
@@ -21,18 +23,23 @@ import resource
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whisper_subtitler import errors
 from whisper_subtitler.errors import SubtitlerError
 from whisper_subtitler.options import DecodingOptions, DeviceOptions, SpeakerOptions
 from whisper_subtitler.serve.jobs import Cancelled, check_cancel
 
+if TYPE_CHECKING:
+    from whisper_subtitler.api import Result
+
 log = logging.getLogger(__name__)
 
+PROGRESS_STEP = 0.01  # the least growth of a job's fraction done that is sent to the parent (0-1)
 POLL_S = 0.1  # seconds between looks at the client's cancel request and the worker's life while a job runs
 STOP_S = 30.0  # seconds a worker has to exit when told to, before it is killed
 
@@ -102,11 +109,16 @@ def _serve_jobs(conn: Connection, settings: WorkerSettings, cancel: Any) -> None
             return
         progress = check_cancel(cancel)
         try:
-            if request[0] == "asr":
+            if request[0] == "job":
+                _, path, name, changes, folder, sidecar = request
+                result = sub.replace(**changes).run(Path(path), progress=reporting(conn, progress))
+                named = dataclasses.replace(result, transcript=dataclasses.replace(result.transcript, source=name))
+                value: Any = job_files(named, Path(path), Path(folder), sidecar)
+            elif request[0] == "asr":
                 _, path, name, changes, output = request
                 result = sub.replace(**changes).run(Path(path), progress=progress)
-                named = dataclasses.replace(result.transcript, source=name)
-                value: Any = dataclasses.replace(result, transcript=named).to_bytes(output)
+                named_transcript = dataclasses.replace(result.transcript, source=name)
+                value = dataclasses.replace(result, transcript=named_transcript).to_bytes(output)
             else:
                 _, path = request
                 value = sub.detect_language(Path(path))
@@ -119,6 +131,53 @@ def _serve_jobs(conn: Connection, settings: WorkerSettings, cancel: Any) -> None
             log.exception("job failed")
             reply = ("bug", f"{type(e).__name__}: {e}")
         conn.send((*reply, peak_rss_mb()))
+
+
+def reporting(conn: Connection, check: Callable[[str, float | None], None]) -> Callable[[str, float | None], None]:
+    """A progress callback that runs ``check`` (``jobs.check_cancel``), then sends ``("progress", stage, fraction)``
+    to the parent when the stage changes or the fraction grows by ``PROGRESS_STEP`` (0-1), not more often."""
+    last: list[Any] = [None, -1.0]
+
+    def progress(stage: str, fraction: float | None = None) -> None:
+        check(stage, fraction)
+        if stage != last[0] or (fraction is not None and fraction - last[1] >= PROGRESS_STEP):
+            last[:] = [stage, fraction if fraction is not None else 0.0]
+            conn.send(("progress", stage, fraction))
+
+    return progress
+
+
+def job_files(result: Result, media: Path, folder: Path, sidecar: str | None) -> dict[str, Any]:
+    """Write an asynchronous job's subtitles: every format ``result`` can give into ``folder`` as
+    ``result.<extension>`` (``GET /jobs/{id}/result`` reads them; rttm only with speakers), and with ``sidecar`` (a
+    ``--name-template`` such as ``{stem}.{lang}``) an SRT beside ``media`` as the media servers name it, never over
+    an existing file. Returns ``{"language", "formats", "sidecars", "kept"}`` (the paths as strings). Raises
+    ``InputError`` when a file cannot be written."""
+    from whisper_subtitler.errors import UsageError
+    from whisper_subtitler.outputs import output_path, write_files
+    from whisper_subtitler.writers import FORMATS
+
+    files = []
+    for fmt, writer in FORMATS.items():
+        if fmt == "rttm" and not result.turns:
+            continue  # speaker turns only: without diarization it would be empty
+        try:
+            files.append((folder / f"result.{writer.extension}", result.to_bytes(fmt)))
+        except UsageError:  # a format this result cannot give
+            continue
+    folder.mkdir(parents=True, exist_ok=True)
+    write_files(files, overwrite=True)
+    written: list[Path] = []
+    kept: list[Path] = []
+    if sidecar is not None:
+        target = output_path(media, None, FORMATS["srt"].extension, sidecar, language=result.language)
+        written, kept = write_files([(target, result.to_bytes("srt"))])
+    return {
+        "language": result.language,
+        "formats": [fmt for fmt, writer in FORMATS.items() if (folder / f"result.{writer.extension}").exists()],
+        "sidecars": [str(p) for p in written],
+        "kept": [str(p) for p in kept],
+    }
 
 
 class Worker:
@@ -153,20 +212,28 @@ class Worker:
         self.info, self.peak_rss_mb = reply[1], reply[2]
         return self.info
 
-    def call(self, request: tuple, cancel: threading.Event) -> Any:
-        """Run ``request`` on the worker and return its value; ``cancel`` set stops it. Raises ``Cancelled``, the
-        job's ``SubtitlerError``, ``WorkerDied`` (the worker is started again first)."""
+    def call(
+        self, request: tuple, cancel: threading.Event, on_progress: Callable[[str, float | None], None] | None = None
+    ) -> Any:
+        """Run ``request`` on the worker and return its value; ``cancel`` set stops it; ``on_progress(stage,
+        fraction)`` gets a job's progress messages. Raises ``Cancelled``, the job's ``SubtitlerError``,
+        ``WorkerDied`` (the worker is started again first)."""
         with self._lock:
             self._cancel.clear()
             self._conn.send(request)
-            while not self._conn.poll(POLL_S):
-                if cancel.is_set():
-                    self._cancel.set()
-                if not self._process.is_alive():
-                    code = self._process.exitcode
-                    self._restart()
-                    raise WorkerDied(f"the worker ended during the job (exit code {code}); it was started again")
-            reply = self._conn.recv()
+            while True:
+                while not self._conn.poll(POLL_S):
+                    if cancel.is_set():
+                        self._cancel.set()
+                    if not self._process.is_alive():
+                        code = self._process.exitcode
+                        self._restart()
+                        raise WorkerDied(f"the worker ended during the job (exit code {code}); it was started again")
+                reply = self._conn.recv()
+                if reply[0] != "progress":
+                    break
+                if on_progress is not None:
+                    on_progress(reply[1], reply[2])
         self.peak_rss_mb = max(self.peak_rss_mb, reply[-1])
         kind = reply[0]
         if kind == "ok":
