@@ -275,28 +275,30 @@ class Queue:
         error: str | None = None,
         outputs: Sequence[Path | str] = (),
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        subtitled: bool | None = None,
     ) -> Row:
         """End a running row with ``status``: ``DONE`` (``outputs`` written: ``subtitled`` goes up by one when there
-        are any), ``SKIPPED``, ``CANCELLED``, or ``FAILED`` with its one-line ``error``: one more attempt, and the
-        row goes back to ``queued`` while it has failed fewer than ``max_attempts`` times. Returns the row."""
+        are any, or as ``subtitled`` says), ``SKIPPED``, ``CANCELLED``, or ``FAILED`` with its one-line ``error``: one
+        more attempt, and the row goes back to ``queued`` while it has failed fewer than ``max_attempts`` times.
+        Returns the row."""
         now = time.time()
         with self._write() as db:
             old = db.execute("SELECT * FROM files WHERE id = ?", (row_id,)).fetchone()
             if old is None:
                 raise KeyError(row_id)
-            attempts, subtitled, final = old["attempts"], old["subtitled"], status
+            attempts, count, final = old["attempts"], old["subtitled"], status
             if status is Status.FAILED:
                 attempts += 1
                 final = Status.FAILED if attempts >= max_attempts else Status.QUEUED
-            elif status is Status.DONE and outputs:
-                subtitled += 1
+            elif status is Status.DONE and (subtitled if subtitled is not None else bool(outputs)):
+                count += 1
             db.execute(
                 "UPDATE files SET status = ?, attempts = ?, subtitled = ?, error = ?, outputs = ?, progress = ?, "
                 "worker = NULL, updated = ?, finished = ? WHERE id = ?",
                 (
                     final,
                     attempts,
-                    subtitled,
+                    count,
                     error if status is Status.FAILED else None,
                     json.dumps([str(p) for p in outputs]),
                     1.0 if status is Status.DONE else old["progress"],

@@ -231,6 +231,11 @@ def _run(
             raise
         result = FileResult.failed(path, error)
     status = {FileStatus.DONE: Status.DONE, FileStatus.SKIPPED: Status.SKIPPED}.get(result.status, Status.FAILED)
-    queue.finish(row.id, status, error=result.error, outputs=result.outputs, max_attempts=max_attempts)
+    outputs = result.outputs
+    if status is Status.SKIPPED and result.skip_reason is None and row.interruptions:
+        # every output exists after an attempt that was killed: that attempt wrote them between its last write and
+        # recording it (the one gap atomic files and a database cannot close); the file is done, and was subtitled
+        status, outputs = Status.DONE, result.skipped_outputs
+    queue.finish(row.id, status, error=result.error, outputs=outputs, max_attempts=max_attempts)
     display.end_file(result)
     return result
