@@ -89,6 +89,7 @@ bench: install-test
 	$(PY) bench/channels.py --out bench/records/channels.json
 	$(PY) bench/startup.py --out bench/records/startup-benchmark.json
 	$(PY) bench/executors.py --repeats 3 --out bench/records/executors-benchmark.json
+	$(PY) bench/voices.py --work .bench-work/voices --out bench/records/voices.json
 	$(MAKE) bench-multilingual
 	$(MAKE) bench-serve
 
