@@ -9,7 +9,8 @@
 #                short-regions, collar-reference-tools, long, held-out-2), compute types (docs/benchmarks-compute-types.md),
 #                and check's report and SubER of the sample against its transcript (bench/records/check-sample.json),
 #                and our WER against faster-whisper's batched pipeline on the same sets (bench/records/words-*.json),
-#                and a batch on the local executor against Ray workers (bench/records/executors-benchmark.json)
+#                and a batch on the local executor against Ray workers (bench/records/executors-benchmark.json),
+#                and what finding the shot changes costs a 10-minute 720p run (bench/records/shots-cost.json)
 #   make bench-memory               memory per batch row only (bench/memory.py -> bench/records/memory-cpu.json)
 #   make bench-serve                the HTTP server: requests per minute and latency on the 30-s sample (docs/serve.md)
 #   make long-clip OUT=DIR          the 10-minute benchmark clip with its transcript (bench/long_clip.py)
@@ -90,6 +91,7 @@ bench: install-test
 	$(PY) bench/startup.py --out bench/records/startup-benchmark.json
 	$(PY) bench/executors.py --repeats 3 --out bench/records/executors-benchmark.json
 	$(PY) bench/voices.py --work .bench-work/voices --out bench/records/voices.json
+	$(PY) bench/shots.py --repeats 3 --out bench/records/shots-cost.json
 	$(MAKE) bench-multilingual
 	$(MAKE) bench-serve
 

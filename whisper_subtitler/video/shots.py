@@ -2,11 +2,13 @@
 
 Why ffmpeg and not PySceneDetect (measured, ``bench/shots.py --compare``; docs/shot-changes.md): decoding the
 picture is nearly all the cost, and both decode every frame (a compressed frame cannot be skipped without losing the
-cut's exact frame: with B-frames skipped, ffmpeg's scores on noisy footage rose to those of cuts). On our test reel
-ffmpeg's score put every hard cut on its exact frame, far above the score of noise, motion and cellular automata,
-without a new dependency (ffmpeg is already required); PySceneDetect's ``ContentDetector`` found the same cuts, one a
-frame early, and needs OpenCV (about 150 MB installed) and more CPU. Neither finds a one-second dissolve, which does
-not flash as a cut does.
+cut's exact frame: with B-frames skipped, ffmpeg missed cuts and scored an ordinary frame of a noisy shot as one).
+On our test reels ffmpeg's score put the hard cuts it found on their exact frame, with no false change; it uses less
+CPU than PySceneDetect's ``ContentDetector`` and needs no new dependency (ffmpeg is already required), where
+PySceneDetect needs OpenCV (about 150 MB installed). PySceneDetect found one more cut (out of a noisy shot, whose
+motion hides a cut from ffmpeg's score) but put another one frame early: a missed cut leaves a cue timed as without
+the rule, a cut a frame early moves a cue onto the wrong frame, a one-frame flash. Neither finds a one-second
+dissolve, which does not flash as a cut does.
 
 How: ffmpeg decodes the first video stream with the deblocking filter skipped (``-skip_loop_filter all``: a cheaper
 picture that scores the same), scales it to ``SCALE_WIDTH`` pixels wide, and prints the frames whose scene score
@@ -33,7 +35,7 @@ from whisper_subtitler.errors import InputError, MissingRequirementError
 
 log = logging.getLogger(__name__)
 
-SCENE_THRESHOLD = 0.3  # ffmpeg scene score (0-1) above which a frame starts a new shot
+SCENE_THRESHOLD = 0.1  # ffmpeg scene score (0-1) above which a frame starts a new shot: the scdet filter's default
 SCALE_WIDTH = 160  # pixels: the width the picture is scored at (the height keeps the aspect ratio)
 MIN_SHOT_FRAMES = 3  # a change this few frames after the previous one is the same cut
 _PTS = re.compile(rb"pts_time:(-?[\d.]+)")
