@@ -285,3 +285,28 @@ def test_the_choice_follows_the_audio_track_and_language(films, tmp_path):
     stream = open_stream(both, 1, True, None, "left")
     assert next(stream).channel == ChannelUse("FL", "--channels left", "7.1")
     stream.close()
+
+
+def test_dry_run_shows_the_channel_each_file_would_give(tmp_path, cli):
+    """``--dry-run`` says the channel from the layout alone (ffprobe, nothing decoded): ``auto``'s centre is
+    "decided when the file is read" (the speech check), a stereo file's downmix and an asked-for channel "by the
+    layout", a channel the file lacks the line the run would fail that file with; nothing is written."""
+    from tests.media import ffmpeg
+
+    film, stereo = tmp_path / "film.mp4", tmp_path / "music.m4a"
+    ffmpeg("-f", "lavfi", "-i", "sine=f=440:d=1", "-af", "pan=5.1|c0=c0|c1=c0|c2=c0|c3=c0|c4=c0|c5=c0", "-c:a", "aac",
+           str(film))  # fmt: skip
+    ffmpeg("-f", "lavfi", "-i", "sine=f=440:d=1", "-ac", "2", "-c:a", "aac", str(stereo))
+    plan = cli("transcribe", str(film), str(stereo), "--dry-run", "--json")
+    assert plan.returncode == 0, plan.stderr
+    channels = [f["audio_channel"] for f in json.loads(plan.stdout)["files"]]
+    assert channels[0]["used"] == "FC" and channels[0]["decided"] == "when the file is read"
+    assert "layout 5.1" in channels[0]["reason"] and "little speech" in channels[0]["reason"]
+    assert channels[1] == {"used": "downmix", "reason": "stereo track: downmix", "decided": "by the layout"}
+    text = cli("transcribe", str(film), str(stereo), "--channels", "center", "--dry-run")
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert lines[1].split() == ["channel", "FC", "(--channels", "center;", "decided", "by", "the", "layout)"]
+    failing = lines[lines.index(str(stereo)) + 1]
+    assert failing.startswith("  channel   none: ") and "layout stereo" in failing and "no FC channel" in failing
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["film.mp4", "music.m4a"]

@@ -19,7 +19,7 @@ from whisper_subtitler.audio import PIECE_SECONDS, stream_audio
 from whisper_subtitler.prefetch import Prepared
 from whisper_subtitler.stages import Stage, StageTimer
 from whisper_subtitler.transcription import Region
-from whisper_subtitler.types import Audio
+from whisper_subtitler.types import Audio, ChannelUse
 from whisper_subtitler.vad import split_at_pause
 
 T = TypeVar("T")
@@ -51,6 +51,33 @@ def open_stream(
         audio_track = pick_audio_track(source, audio_language)
     piece_seconds = None if whole else PIECE_SECONDS
     return stream_audio(source, audio_track=audio_track, piece_seconds=piece_seconds, channels=channels)
+
+
+def planned_channel(
+    source: Path, audio_track: int, audio_language: str | None = None, channels: str = "auto"
+) -> tuple[ChannelUse, bool]:
+    """The channel ``open_stream`` would take from ``source`` as far as ffprobe tells without decoding (``--dry-run``):
+    ``(use, decided)``, ``channels.choose_by_layout`` on the stream's layout; ``decided`` is False for ``auto``'s
+    centre, which the speech check (``channels.centre_has_speech``) may still turn into the downmix when the file
+    is read. Raises ``InputError`` (not media, no audio, no such track), ``UsageError`` (no stream in
+    ``audio_language``) or ``ChannelError`` (a channel the stream lacks), as the run would for that file."""
+    from whisper_subtitler.audio import probe
+    from whisper_subtitler.channels import AUTO, choose_by_layout
+    from whisper_subtitler.errors import InputError
+    from whisper_subtitler.inputs import check_input
+
+    if audio_language:
+        from whisper_subtitler.streams import pick_audio_track
+
+        audio_track = pick_audio_track(source, audio_language)
+    info = probe(check_input(source))
+    if info.audio_streams == 0:
+        raise InputError(f"{source}: no audio stream")
+    if audio_track >= info.audio_streams:
+        raise InputError(f"{source}: no audio track {audio_track} (the file has {info.audio_streams})")
+    layout, count = info.layouts[audio_track] if audio_track < len(info.layouts) else ("", 0)
+    use = choose_by_layout(channels, layout, count, source)
+    return use, not (channels == AUTO and use.used == "FC")
 
 
 def prepare_first(stream: Generator[Audio, None, None], find_speech: FindSpeech) -> Prepared:

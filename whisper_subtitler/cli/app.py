@@ -246,21 +246,44 @@ def report_result(result: FileResult, quiet: bool) -> None:
 
 
 def print_plan(pipeline: Any, sources: list[Path], as_json: bool) -> None:
-    """``--dry-run``: each input with each output and whether it would be written, kept or replaced (stdout)."""
+    """``--dry-run``: each input with the audio channel it would be transcribed from (``channel_plan``) and each
+    output and whether it would be written, kept or replaced (stdout)."""
     plan: list[dict[str, Any]] = []
     for source in sources:
         outputs = []
         for target in pipeline.outputs_for(source):
             action = "write" if not target.exists() else ("overwrite" if pipeline.options.overwrite else "keep")
             outputs.append({"path": str(target), "action": action})
-        plan.append({"input": str(source), "outputs": outputs})
+        plan.append({"input": str(source), "audio_channel": channel_plan(pipeline.options, source), "outputs": outputs})
     if as_json:
         typer.echo(json.dumps({"dry_run": True, "files": plan}, ensure_ascii=False, indent=2))
         return
     for item in plan:
         typer.echo(item["input"])
+        channel = item["audio_channel"]
+        if "error" in channel:
+            typer.echo(f"  {'channel':9} none: {channel['error']}")
+        else:
+            typer.echo(f"  {'channel':9} {channel['used']} ({channel['reason']}; decided {channel['decided']})")
         for out in item["outputs"]:
             typer.echo(f"  {out['action']:9} {out['path']}")
+
+
+def channel_plan(options: Any, source: Path) -> dict[str, str]:
+    """``--dry-run``'s channel of ``source`` (``pieces.planned_channel``, ffprobe only): ``{"used", "reason",
+    "decided"}``, ``decided`` being ``by the layout`` or, for ``auto``'s centre, ``when the file is read`` (the
+    speech check); ``{"error"}`` with the line the run would fail the file with."""
+    from whisper_subtitler.pieces import planned_channel
+
+    try:
+        use, decided = planned_channel(source, options.audio_track, options.audio_language, options.channels)
+    except SubtitlerError as e:
+        return {"error": str(e)}
+    return {
+        "used": use.used,
+        "reason": use.reason if decided else f"{use.reason}, unless it carries little speech",
+        "decided": "by the layout" if decided else "when the file is read",
+    }
 
 
 # doctor's options (Typer reads these annotations at run time: Optional[...] for every supported Typer version)
