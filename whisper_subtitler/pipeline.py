@@ -299,7 +299,7 @@ class Pipeline:
         if self.options.forced:
             forced_cues, made, old = self._write_forced(source, transcript, cues)
             written, kept = written + made, kept + old
-        log_faults(source.name, cues, self.options.cues, transcript.language or None, transcript.duration)
+        log_faults(source.name, cues, shots.cue_options(), transcript.language or None, transcript.duration)
         log_removals(source.name, transcript.removed)
         if videos := self._video_targets(source, self.output_language(transcript)):
             timer.start(Stage.VIDEO)

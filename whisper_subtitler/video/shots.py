@@ -166,6 +166,7 @@ class ShotChanges:
         self.source, self.options = source, options
         self._detection: ShotDetection | None = None
         self._info: VideoInfo | None = None
+        self._resolved: CueOptions | None = None
         wanted = options.shot_changes
         if wanted == "off" or source is None:
             return
@@ -187,7 +188,12 @@ class ShotChanges:
 
     def cue_options(self) -> CueOptions:
         """``CueOptions`` with the shot changes as times (seconds) and the video's frame rate; unchanged when there
-        are none to use."""
+        are none to use. Waits for the detection the first time."""
+        if self._resolved is None:
+            self._resolved = self._resolve()
+        return self._resolved
+
+    def _resolve(self) -> CueOptions:
         from dataclasses import replace
 
         options = self.options
