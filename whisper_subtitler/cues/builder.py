@@ -51,7 +51,7 @@ from whisper_subtitler.cues.labels import (
     shows_label,
     speaker_label,
 )
-from whisper_subtitler.cues.linebreak import Layout, break_penalty, layout, tokenize
+from whisper_subtitler.cues.linebreak import Layout, Token, break_penalty, layout, tokenize
 from whisper_subtitler.cues.options import CueOptions
 from whisper_subtitler.cues.phrases import continuations
 from whisper_subtitler.cues.shots import time_to_shots
@@ -93,16 +93,47 @@ class _Context:
 
     def layout(self, words: Sequence[Word], labelled: bool = False) -> Layout | None:
         """Lines of a cue of ``words``; ``labelled``: its first line carries the speaker label."""
+        return self.layout_tokens(self.tokens(words), words[0].speaker, labelled)
+
+    def tokens(self, words: Sequence[Word]) -> list[Token]:
+        """``linebreak.tokenize`` of ``words`` with this context's script and phrase glue."""
+        return tokenize([w.text for w in words], self.spaceless, [id(w) in self.glue for w in words])
+
+    def layout_tokens(self, tokens: Sequence[Token], speaker: str | None, labelled: bool) -> Layout | None:
+        """``layout`` of the tokens of a cue whose first word is ``speaker``'s."""
         o = self.options
-        speaker = words[0].speaker
         return layout(
-            tokenize([w.text for w in words], self.spaceless, [id(w) in self.glue for w in words]),
+            tokens,
             max_width=o.max_line_width,
             max_lines=o.max_lines,
             first_line_indent=display_width(speaker_label(speaker)) if labelled and speaker is not None else 0,
             spaceless=self.spaceless,
             english=self.english,
         )
+
+    def slicer(self, words: Sequence[Word]) -> Callable[[int, int], list[Token]]:
+        """``tokens(words[i:j])`` for the boundaries ``i < j`` where a cue may start and end (no word of ``words``
+        joins the one before it at ``i`` or ``j``), from one tokenization of ``words``: a token never spans such a
+        boundary, so the slice's tokens are the whole run's between them, the first without its space. A run with a
+        word of no text (which ``tokenize`` skips) is tokenized per slice."""
+        if any(not w.text.strip() for w in words):
+            return lambda i, j: self.tokens(words[i:j])
+        tokens = self.tokens(words)
+        first = [0] * (len(words) + 1)  # first[k]: index of the token that word k starts or belongs to
+        t = -1
+        for k, w in enumerate(words):
+            if k == 0 or not self.joins(w) or (self.spaceless and w.text[:1].isspace()):
+                t += 1
+            first[k] = t
+        first[len(words)] = len(tokens)
+
+        def tokens_of(i: int, j: int) -> list[Token]:
+            part = tokens[first[i] : first[j]]
+            if part and part[0].space_before:
+                part[0] = Token(part[0].text, False)
+            return part
+
+        return tokens_of
 
 
 def _chars(lines: Sequence[str], spaceless: bool) -> int:
@@ -183,6 +214,17 @@ def _group_run(words: list[Word], limit_end: float, ctx: _Context, first_labelle
     best = [inf] * (n + 1)
     back = [0] * (n + 1)
     best[0] = 0.0
+    tokens_of = ctx.slicer(words)
+    speaker = words[0].speaker
+    labelled_all = ctx.style is SpeakerStyle.label
+    # sentence_ends[k]: sentence ends among words[:k]; the penalty and the pause bonus of a boundary before word i
+    sentence_ends = [0]
+    for w in words:
+        sentence_ends.append(sentence_ends[-1] + ends_sentence(w.text))
+    penalties = [0.0] + [
+        break_penalty(words[i - 1].text.strip(), words[i].text.strip(), spaceless, ctx.english) for i in range(1, n)
+    ]
+    bonuses = [0.0] + [PAUSE_BONUS * min(words[i].start - words[i - 1].end, o.pause) / o.pause for i in range(1, n)]
     for j in range(1, n + 1):
         if not can_cut[j]:
             continue
@@ -194,7 +236,7 @@ def _group_run(words: list[Word], limit_end: float, ctx: _Context, first_labelle
                 continue
             if j - i > 1 and (cols[j] - cols[i] > max_cols + 1 or words[j - 1].end - words[i].start > o.max_duration):
                 break
-            lay = ctx.layout(words[i:j], (i == 0 and first_labelled) or ctx.style is SpeakerStyle.label)
+            lay = ctx.layout_tokens(tokens_of(i, j), speaker, (i == 0 and first_labelled) or labelled_all)
             if lay is None:
                 continue
             need = needed_duration(_chars(lay.lines, spaceless), o)
@@ -202,11 +244,10 @@ def _group_run(words: list[Word], limit_end: float, ctx: _Context, first_labelle
             cost = CUE_COST + LAYOUT_WEIGHT * lay.cost
             if need > avail:
                 cost += SHORTFALL_COST * (need - max(avail, 0.0)) / need
-            cost += INNER_SENTENCE_COST * sum(ends_sentence(w.text) for w in words[i : j - 1])
+            cost += INNER_SENTENCE_COST * (sentence_ends[j - 1] - sentence_ends[i])
             if i > 0:
-                gap = words[i].start - words[i - 1].end
-                cost += break_penalty(words[i - 1].text.strip(), words[i].text.strip(), spaceless, ctx.english)
-                cost -= PAUSE_BONUS * min(gap, o.pause) / o.pause
+                cost += penalties[i]
+                cost -= bonuses[i]
             if best[i] + cost < best[j]:
                 best[j], back[j] = best[i] + cost, i
     if best[n] == inf:  # nothing fits (a word wider than two lines): one cue per word

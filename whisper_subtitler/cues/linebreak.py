@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 from math import comb
 
@@ -101,6 +102,7 @@ def _bare(text: str) -> str:
     return text.strip("\"'“”‘’«»()[]¿¡.,;:!?…-–—").lower()
 
 
+@lru_cache(maxsize=1 << 16)  # a pure function of its arguments, called for the same pairs many times
 def break_penalty(left: str, right: str, spaceless: bool = False, english: bool = True) -> float:
     """Penalty of breaking between token ``left`` and token ``right`` (a line break or a cue boundary).
 
@@ -151,6 +153,7 @@ def _split_wide(tokens: list[Token], limit: int, spaceless: bool) -> list[Token]
     return out
 
 
+@lru_cache(maxsize=1 << 16)
 def is_word(token: str) -> bool:
     """Whether a token is a word (has a letter or digit), not punctuation standing alone (``-``, ``…``)."""
     return any(c.isalnum() for c in token)
