@@ -3,8 +3,9 @@ library folder and its own state directory), talked to with httpx.
 
 In file order: a job by path and one by upload, each done with the words spoken; a path outside the library (403);
 Sonarr's and Radarr's "On Import" payloads and a plain ``{"path": ...}``, whose subtitles land beside the media as
-the media servers name them; a queued job and a running one cancelled; then a server stopped (SIGTERM) while one job
-runs and another waits, and started again on the same state directory: both jobs complete.
+the media servers name them; a queued job and a running one cancelled; then a server killed (SIGKILL) while one job
+runs and another waits, and started again on the same state directory: both jobs complete; then stopped with
+SIGTERM while a job runs: it exits with 0 and the job is queued again.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ import pytest
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("fastapi")
 
+import psutil  # noqa: E402
 import srt  # noqa: E402
 
 from tests import media  # noqa: E402
 from tests.test_serve import CPU, Server  # noqa: E402
+from whisper_subtitler.library.queue import Queue, Status  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -209,21 +212,34 @@ def test_cancel_queued_and_running(server, setup):
     assert server.health()["status"] == "ok"
 
 
-def test_jobs_survive_a_restart(server, setup):
+def test_jobs_survive_a_kill_and_a_stop(server, setup):
     files = setup["files"]
     running = job_by_path(server, files["long2"]).json()
-    # the job of queued.wav was cancelled and removed: a new job
-    waiting = job_by_path(server, files["queued"]).json()
+    waiting = job_by_path(server, files["queued"]).json()  # its earlier job was cancelled and removed: a new one
     wait(server, running["id"], states=("running",))
     assert httpx.get(f"{server.url}/jobs/{waiting['id']}").json()["state"] == "queued"
-    server.proc.send_signal(signal.SIGTERM)
-    assert server.proc.wait(60) == 0, server.stderr()
+    workers = psutil.Process(server.proc.pid).children(recursive=True)
+    assert workers
+    server.proc.kill()  # SIGKILL: the rows stay as they were, the worker is left alone
+    server.proc.wait(10)
+    gone, alive = psutil.wait_procs(workers, timeout=60)
+    assert not alive, alive  # it saw its server gone and stopped at its next batch
     again = start(setup["root"] / "tmp2", setup["library"], setup["state"]).wait_ready()
     try:
+        assert "1 job(s) interrupted by the last stop queued again" in again.stderr()
         for job_id in (running["id"], waiting["id"]):
             job = wait(again, job_id)
             assert job["state"] == "done", job
             words = words_of(httpx.get(f"{again.url}/jobs/{job_id}/result", timeout=10).content)
             assert ("library keeps every episode" if job_id == running["id"] else "every request") in words
+        # SIGTERM: the running job stops and is queued again for the next start, the server exits with 0
+        redo = httpx.post(f"{again.url}/jobs", json={"path": str(files["long2"]), "force": True}, timeout=10).json()
+        assert redo["id"] == running["id"]
+        wait(again, redo["id"], states=("running",))
+        again.proc.send_signal(signal.SIGTERM)
+        assert again.proc.wait(60) == 0, again.stderr()
+        with Queue.open(setup["state"]) as queue:
+            row = queue.get(redo["id"])
+        assert row is not None and row.status is Status.QUEUED and row.interruptions == 2
     finally:
         again.stop()

@@ -19,6 +19,7 @@ import contextlib
 import dataclasses
 import logging
 import multiprocessing
+import os
 import resource
 import signal
 import sys
@@ -100,6 +101,7 @@ def _serve_jobs(conn: Connection, settings: WorkerSettings, cancel: Any) -> None
         conn.send(("error", type(e).__name__, e.message, e.hint))
         return
     conn.send(("ready", info, peak_rss_mb()))
+    parent = os.getppid()
     while True:
         try:
             request = conn.recv()
@@ -107,7 +109,7 @@ def _serve_jobs(conn: Connection, settings: WorkerSettings, cancel: Any) -> None
             return
         if request is None:
             return
-        progress = check_cancel(cancel)
+        progress = stop_check(cancel, parent)
         try:
             if request[0] == "job":
                 _, path, name, changes, folder, sidecar = request
@@ -130,7 +132,24 @@ def _serve_jobs(conn: Connection, settings: WorkerSettings, cancel: Any) -> None
         except Exception as e:  # a bug: the job fails, the worker goes on
             log.exception("job failed")
             reply = ("bug", f"{type(e).__name__}: {e}")
-        conn.send((*reply, peak_rss_mb()))
+        try:
+            conn.send((*reply, peak_rss_mb()))
+        except OSError:  # the parent is gone
+            return
+
+
+def stop_check(cancel: Any, parent: int) -> Callable[[str, float | None], None]:
+    """``jobs.check_cancel`` of ``cancel``, which also raises ``Cancelled`` once the server process ``parent`` is gone
+    (``os.getppid`` changes): a worker whose server was killed (SIGKILL, the OOM killer) stops at its next stage or
+    batch, writing nothing, instead of finishing a job nobody will read."""
+    cancelled = check_cancel(cancel)
+
+    def progress(stage: str, fraction: float | None = None) -> None:
+        if os.getppid() != parent:
+            raise Cancelled
+        cancelled(stage, fraction)
+
+    return progress
 
 
 def reporting(conn: Connection, check: Callable[[str, float | None], None]) -> Callable[[str, float | None], None]:
