@@ -148,3 +148,33 @@ def test_a_worker_killed_during_a_file_loses_no_file(batch, local_run, ray_addre
     assert f"(pid {killed} on" in stderr and "trying again (2 of 3)" in stderr  # the file went to a worker again
     assert json.loads(stdout)["counts"] == {"done": 4, "skipped": 0, "failed": 0}
     _same_outputs(local_run[0], out)
+
+
+@pytest.fixture(scope="module")
+def film(tmp_path_factory) -> Path:
+    """A 10-second 5.1 AC-3 MKV (the encoder tags it 5.1(side)): real speech (pyannote's sample, 1-11 s) in the front centre, a music bed made with
+    sox at the speech's level in the five other channels (``tests/media_channels.py``, issue 47)."""
+    from tests.media_channels import rms, surround
+    from tests.media_speech import SAMPLE_RATE, read_wav
+
+    speech = read_wav(media.SAMPLE_WAV)[SAMPLE_RATE : 11 * SAMPLE_RATE]
+    return surround(tmp_path_factory.mktemp("film") / "film-51.mkv", speech, rms(speech), "5.1", "ac3", seed=4)
+
+
+@pytest.mark.slow
+def test_ray_workers_take_the_centre_of_a_surround_mix_as_the_local_run_does(film, ray_address, tmp_path, cli):
+    """``--channels auto`` travels to the Ray workers: they transcribe the front centre of a 5.1 film, report it in
+    the ``--json`` summary and the JSON transcript as the local executor does, and write the same bytes."""
+    local = cli("transcribe", str(film), *FAST, "-f", "srt,json", "-o", str(tmp_path / "local"), "--json")
+    assert local.returncode == 0, local.stderr
+    remote = cli("transcribe", str(film), "-f", "srt,json", *_ray_args(ray_address, tmp_path / "ray"))
+    assert remote.returncode == 0, remote.stderr
+    assert "Traceback" not in remote.stderr
+    mine, theirs = json.loads(remote.stdout)["files"][0], json.loads(local.stdout)["files"][0]
+    assert mine["audio_channel"] == theirs["audio_channel"]
+    assert mine["audio_channel"]["used"] == "FC" and "layout 5.1" in mine["audio_channel"]["reason"], mine
+    assert (tmp_path / "ray" / "film-51.srt").read_bytes() == (tmp_path / "local" / "film-51.srt").read_bytes()
+    written, local_json = (json.loads((tmp_path / side / "film-51.json").read_text()) for side in ("ray", "local"))
+    assert written["audio_channel"] == local_json["audio_channel"]  # word probabilities differ in the last digits
+    assert written["audio_channel"]["used"] == "FC" and written["audio_channel"]["layout"] == "5.1(side)"  # AC-3's
+    assert written["text"] == local_json["text"] and len(written["text"].split()) > 10  # the dialogue, not the score
