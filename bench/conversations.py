@@ -26,6 +26,14 @@ seeds 0-7; earlier sessions tuned on seeds 0-24 (``docs/diarization.md``), so th
 errors on ``held-out`` had been looked at (``bench/notes/diarization.md``, "Short regions: only the split ones"), for
 the questions ``held-out`` has already answered once; not in the default set.
 
+``--music-levels 12,5,0`` builds only music groups, at those levels (dB under the speech; ``music12``, ``music5``,
+``music0``), three orders per split as above (the same seeds, pink noise 25 dB under the speech, 6 s of music alone
+at each end), for ``--splits`` (default ``tuning,held-out``): the score from a film's mix in the dialogue's own
+channel (issue 47; ``docs/diarization.md``, "Dialogue under music in the same channel"). ``music5`` is byte for byte
+the default set's.
+
+    python bench/conversations.py --out bench/results/music-levels --music-levels 12,5,0
+
 ``manifest.json`` lists each file with its split, group, seed, settings and the stretches where no one speaks
 because music or noise plays alone (``background_only``, seconds).
 """
@@ -90,17 +98,18 @@ def check_tuning_seeds(seeds) -> None:
         raise TuningOnHeldOut(f"seeds {held} are held out (>= {HELD_OUT_FROM}); tune on seeds below it")
 
 
-def specs(splits=("tuning", "held-out")) -> list[Spec]:
-    """The conversations of the set (module docstring), in a fixed order."""
+def specs(splits=("tuning", "held-out"), music_levels=None) -> list[Spec]:
+    """The conversations of the set (module docstring), in a fixed order; with ``music_levels`` (dB under the
+    speech), only the music groups, at those levels."""
     out = []
     for split in splits:
         tag, seeds = SPLITS[split]
-        for j, seed in enumerate(seeds):
+        for j, seed in enumerate(seeds if music_levels is None else ()):
             style = tuple(GAPS)[j % 3]
             overlap = OVERLAP if j % 2 else 0.0
             name = f"{tag}-clean-s{seed}-{style}{'-overlap' if overlap else ''}"
             out.append(Spec(name, split, "clean", seed, GAPS[style], overlap))
-        for snr in MUSIC_SNR_DB:
+        for snr in MUSIC_SNR_DB if music_levels is None else music_levels:
             for seed in seeds[:3]:
                 out.append(
                     Spec(
@@ -115,7 +124,7 @@ def specs(splits=("tuning", "held-out")) -> list[Spec]:
                         tail=BACKGROUND_ONLY_S,
                     )
                 )
-        for seed in seeds[3:6]:
+        for seed in seeds[3:6] if music_levels is None else ():
             out.append(
                 Spec(
                     f"{tag}-noise-s{seed}",
@@ -201,10 +210,12 @@ def copy_sample(out: Path) -> dict:
     }
 
 
-def build_set(out: Path, long: bool = False, splits=("tuning", "held-out")) -> list[dict]:
-    """Build the whole set into ``out`` (module docstring) and write ``out/manifest.json``; its entries."""
+def build_set(out: Path, long: bool = False, splits=("tuning", "held-out"), music_levels=None) -> list[dict]:
+    """Build the whole set into ``out`` (module docstring) and write ``out/manifest.json``; its entries. With
+    ``music_levels`` (dB), only the music groups at those levels (no ``sample``)."""
     out.mkdir(parents=True, exist_ok=True)
-    entries = [copy_sample(out)] + [build(spec, out) for spec in specs(splits)]
+    entries = [] if music_levels is not None else [copy_sample(out)]
+    entries += [build(spec, out) for spec in specs(splits, music_levels)]
     if long:
         entries += [build_long(name, seconds, out) for name, seconds in LONG_SECONDS.items()]
     (out / "manifest.json").write_text(json.dumps(entries, indent=1) + "\n")
@@ -218,8 +229,28 @@ def main() -> int:
     parser.add_argument(
         "--held-out-2", action="store_true", help="only the second held-out split (seeds 200-207; module docstring)"
     )
+    parser.add_argument(
+        "--music-levels",
+        metavar="DB[,DB...]",
+        help="only music groups, the bed at these levels under the speech (e.g. 12,5,0; module docstring)",
+    )
+    parser.add_argument(
+        "--splits", default="tuning,held-out", help="with --music-levels: comma-separated splits (default: %(default)s)"
+    )
     args = parser.parse_args()
-    entries = build_set(args.out, long=args.long, splits=("held-out-2",) if args.held_out_2 else ("tuning", "held-out"))
+    if args.music_levels:
+        try:
+            levels = tuple(float(x) for x in args.music_levels.split(","))
+        except ValueError:
+            parser.error("--music-levels takes numbers separated by commas, e.g. 12,5,0")
+        splits = tuple(s for s in args.splits.split(",") if s)
+        unknown = [s for s in splits if s not in SPLITS]
+        if unknown:
+            parser.error(f"unknown split {unknown[0]!r}; choose from {', '.join(SPLITS)}")
+        entries = build_set(args.out, splits=splits, music_levels=levels)
+    else:
+        splits = ("held-out-2",) if args.held_out_2 else ("tuning", "held-out")
+        entries = build_set(args.out, long=args.long, splits=splits)
     print(f"{len(entries)} files in {args.out}", file=sys.stderr)
     return 0
 
