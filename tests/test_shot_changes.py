@@ -66,6 +66,16 @@ def test_an_audio_input_goes_without_the_rule(tmp_path, caplog):
     assert "no video stream" in caplog.text
 
 
+def test_the_video_frame_rate_comes_with_its_shot_changes(tmp_path):
+    from tests.media import video_without_audio
+
+    still = video_without_audio(tmp_path / "pattern.mp4")  # testsrc2 at 10 fps: no cut
+    with ShotChanges(still, OPTIONS) as shots:
+        assert shots.cue_options() == OPTIONS  # no shot change: the cues keep --fps
+    with ShotChanges(still, replace(OPTIONS, shot_changes=(1.0,))) as shots:
+        assert shots.cue_options().fps == 10 and shots.cue_options().shot_changes == (1.0,)
+
+
 # The rules, on cue times as the builder gives them (Span: speech start, end, characters, words).
 
 

@@ -199,7 +199,7 @@ class ShotChanges:
         options = self.options
         fps = self._info.fps if self._info is not None and self._info.fps else options.fps
         if isinstance(options.shot_changes, tuple):
-            return replace(options, fps=fps)
+            return replace(options, fps=fps) if options.shot_changes else options
         if self._detection is None:
             return options
         try:
@@ -208,7 +208,7 @@ class ShotChanges:
             log.info("%s: shot changes not used: %s", self.source, e.message)
             return options
         log.info("%s: %d shot changes at %g fps", self.source, len(times), fps)
-        return replace(options, shot_changes=times, fps=fps)
+        return replace(options, shot_changes=times, fps=fps) if times else options
 
     def close(self) -> None:
         """Stop the detection if it still runs."""
