@@ -211,6 +211,9 @@ class ChunkTranscriber:
         order = {id(c): k for k, (c, _) in enumerate(items)}
         ordered = sorted(items, key=lambda item: (item[1], -item[0].speech, order[id(item[0])]))
         total, done = sum(c.duration for c, _ in items) or 1.0, 0.0
+        journal = batch_log.active()  # a run that resumes a file: the batches finished before it was stopped
+        finished = journal.resume(batch_log.fingerprint(ordered)) if journal is not None else []
+        done += sum(c.duration for c, _ in ordered[: len(finished)])
 
         def decode(group: list[tuple[Chunk, str]]) -> list[tuple[Segment, ...]]:
             nonlocal done
@@ -223,22 +226,15 @@ class ChunkTranscriber:
                 decoded = self._decode_group_or_eager(rows, source, language, features, cross)
                 for c, segments in zip(rows, decoded):
                     out[id(c)] = segments
+            results = [out[id(c)] for c, _ in group]
+            if journal is not None:
+                journal.record(results)  # saved before the progress announces the batch
             done += sum(c.duration for c, _ in group)
             if progress is not None:
                 progress(min(1.0, done / total))
-            return [out[id(c)] for c, _ in group]
+            return results
 
-        journal = batch_log.active()  # a run that resumes a file: the batches finished before it was stopped
-        finished = journal.resume(batch_log.fingerprint(ordered)) if journal is not None else []
-        done += sum(c.duration for c, _ in ordered[: len(finished)])
-
-        def decode_and_record(group: list[tuple[Chunk, str]]) -> list[tuple[Segment, ...]]:
-            out = decode(group)
-            if journal is not None:
-                journal.record(out)
-            return out
-
-        results = finished + self.runner.run(ordered[len(finished) :], decode_and_record)
+        results = finished + self.runner.run(ordered[len(finished) :], decode)
         by_item = {id(c): segments for (c, _), segments in zip(ordered, results)}
         return [s for c, _ in items for s in by_item[id(c)]]
 
@@ -318,6 +314,11 @@ class ChunkTranscriber:
 
         with torch.no_grad(), attention_kernel(self.attention):
             samples = [chunk_samples(c, source) for c in group]
+            import os as _os  # EXPERIMENT (not to commit)
+
+            _m = float(_os.environ.get("WS_MUTE", "-1"))
+            if _m >= 0:
+                samples = [_mute(x, c, _m) for x, c in zip(samples, group)]
             features = self._features(samples, cached)
             keys_values = _cross_rows(self.model, features, cross)
             budgets = [token_budget(c.speech) for c in group]
@@ -412,3 +413,16 @@ class ChunkTranscriber:
             chunk.start, chunk.end, word_count(segments), len(units), word_count(found),
         )  # fmt: skip
         return found
+
+
+def _mute(x, chunk, margin):  # EXPERIMENT
+    import numpy as np
+
+    keep = np.zeros(len(x), dtype=bool)
+    for a, b in chunk.regions:
+        i = max(0, int((a - margin - chunk.start) * 16000))
+        j = min(len(x), int((b + margin - chunk.start) * 16000) + 1)
+        keep[i:j] = True
+    y = x.copy()
+    y[~keep] = 0.0
+    return y
