@@ -76,3 +76,37 @@ def test_killed_part_way_and_resumed_gives_the_same_bytes(clip: Path, tmp_path: 
         assert (out / name).read_bytes() == (tmp_path / "whole" / name).read_bytes()
     assert sorted(p.name for p in out.iterdir()) == ["talk.srt", "talk.vtt"]
     assert list((state / "checkpoints").iterdir()) == []  # removed once the file is done
+
+
+def test_pieces_cut_where_an_earlier_run_cut_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file resumed after two finished pieces (``pieces.speech_pieces(known=...)``): the finished pieces come cut at
+    the same samples without the VAD running on them, and every later piece is the one an uninterrupted run gets,
+    samples, offset and speech regions alike (pyannote's real 30-s sample in pieces of 9 s)."""
+    import numpy as np
+
+    from whisper_subtitler import pieces
+    from whisper_subtitler.stages import StageTimer
+    from whisper_subtitler.vad import speech_regions
+
+    monkeypatch.setattr(pieces, "PIECE_SECONDS", 9.0)
+    calls: list[int] = []
+
+    def vad(samples: np.ndarray) -> tuple[tuple[float, float], ...]:
+        calls.append(len(samples))
+        return speech_regions(samples)
+
+    def run(known: tuple[int, ...] = ()) -> list[pieces.SpeechPiece]:
+        calls.clear()
+        stream = pieces.open_stream(media.SAMPLE_WAV, 0, whole=False)
+        return list(pieces.speech_pieces(stream, vad, StageTimer(), known=known))
+
+    whole = run()
+    assert len(whole) >= 3 and len(calls) == len(whole)
+    known = tuple(len(p.audio.samples) for p in whole[:2])
+    resumed = run(known)
+    assert len(calls) == len(whole) - 2  # no VAD on the finished pieces
+    assert [len(p.audio.samples) for p in resumed] == [len(p.audio.samples) for p in whole]
+    for before, after in zip(whole, resumed):
+        assert np.array_equal(before.audio.samples, after.audio.samples)
+        assert before.audio.offset == after.audio.offset
+    assert [p.speech for p in resumed[2:]] == [p.speech for p in whole[2:]]
