@@ -182,3 +182,24 @@ def test_cosine_shapes():
 
 def test_embedded_spans():
     assert embed.speech_spans([(0, 0.1), (1, 50), (60, 80), (90, 91)]) == [(1, 50), (60, 71)]
+
+
+def test_transcript_json_records_the_matches_and_reads_them_back():
+    from whisper_subtitler.types import Transcript, VoiceMatch
+    from whisper_subtitler.writers.json import transcript_from_dict, transcript_to_dict
+
+    matches = (
+        VoiceMatch("SPEAKER_00", "Alice", "library", (("Alice", 0.71), ("Bob", 0.2)), 4.5),
+        VoiceMatch("SPEAKER_01", "SPEAKER_A", "session", (("Alice", 0.1), ("Bob", 0.05)), 3.0),
+    )
+    transcript = Transcript(segments=(), language="en", duration=1.0, voices=matches)
+    document = json.loads(json.dumps(transcript_to_dict(transcript)))
+    assert document["voices"][0] == {
+        "cluster": "SPEAKER_00",
+        "speaker": "Alice",
+        "source": "library",
+        "scores": [["Alice", 0.71], ["Bob", 0.2]],
+        "seconds": 4.5,
+    }
+    assert transcript_from_dict(document).voices == matches
+    assert "voices" not in transcript_to_dict(Transcript(segments=(), language="en", duration=1.0))  # as before
