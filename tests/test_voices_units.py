@@ -203,3 +203,24 @@ def test_transcript_json_records_the_matches_and_reads_them_back():
     }
     assert transcript_from_dict(document).voices == matches
     assert "voices" not in transcript_to_dict(Transcript(segments=(), language="en", duration=1.0))  # as before
+
+
+def test_serve_requests_use_the_servers_library_each_on_its_own(tmp_path):
+    """A request to a server started with --voices-dir names from that library, without the batch's labels (one
+    client's voices are not carried into another's reply); a request with diarize=false asks for no naming."""
+    from types import SimpleNamespace
+
+    from whisper_subtitler.options import DecodingOptions, SpeakerOptions
+    from whisper_subtitler.serve.app import request_changes
+
+    template = SimpleNamespace(
+        decoding=DecodingOptions(),
+        speakers=SpeakerOptions(voices_dir=tmp_path, voices_session=False),
+        replace=lambda **changes: None,
+    )
+    common = dict(output="srt", task="transcribe", language=None, initial_prompt=None, word_timestamps=False)
+    common |= dict(num_speakers=None, min_speakers=None, max_speakers=None, speaker_names=None, speaker_style="change")
+    common |= dict(max_line_width=42, max_lines=2, max_cps=17.0, fps=24.0)
+    voices = request_changes(template, diarize=None, **common)["speakers"].voices_options()
+    assert voices is not None and voices.directory == tmp_path and voices.session is False
+    assert request_changes(template, diarize=False, **common)["speakers"].voices_options() is None
