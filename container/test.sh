@@ -13,6 +13,7 @@
 #   CONTAINER_WHEELS      a folder of local wheels; a torch wheel there is used instead of PyTorch's index
 #   CONTAINER_BUILD_ARGS  more arguments for `build` (podman on a host whose runtime refuses: --isolation chroot)
 #   CONTAINER_RUN_ARGS    more arguments for `run` (e.g. --runtime runc, --ulimit nofile=20000:20000)
+#   CONTAINER_TEST_PORT   the port of 127.0.0.1 that the test's server is published on (19000)
 # Needs: podman or docker, espeak-ng, sox, ffmpeg and curl on the host; the base image's registry, Debian's mirror
 # and PyPI from inside the build.
 set -euo pipefail
