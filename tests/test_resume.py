@@ -17,22 +17,26 @@ import pytest
 from tests import media
 from tests.conftest import run_cli
 
-TEXT = (
-    "The library opened at nine in the morning, and the first visitors were already waiting by the door. "
-    "A woman with a red umbrella asked for a book about the history of the river. "
-    "The librarian walked to the back room and found three old maps and a thin grey notebook. "
-    "Outside, the rain grew heavier, and the street lamps came on one after another. "
-    "Two students sat at the long table and argued quietly about a chemistry problem. "
-    "At noon the bell rang, and everyone looked up from their pages for a moment. "
-    "The old clock above the desk had stopped at a quarter past four many years ago."
-)
-# 38 s of speech: two decoding chunks of about 19 s, one batch each with --batch-size 1
+FIRST = "The library opened at nine in the morning, and the first visitors were already waiting by the door."
+LAST = "The old clock above the desk had stopped at a quarter past four many years ago."
 OPTIONS = ("--model", "tiny.en", "--no-diarize", "--batch-size", "1", "-f", "srt,vtt", "--progress", "json")
+
+
+def long_clip(target: Path) -> Path:
+    """A 71-s file: a sentence, a minute of silence, a sentence (espeak-ng, sox). The silence makes it two decoding
+    chunks, one batch each with --batch-size 1, for the price of 11 s of speech."""
+    first, last = media.espeak(FIRST, target.with_name("first.wav")), media.espeak(LAST, target.with_name("last.wav"))
+    silence = target.with_name("silence.wav")
+    subprocess.run(["sox", "-n", "-r", "16000", "-c", "1", str(silence), "trim", "0", "60"], check=True)
+    subprocess.run(["sox", str(first), str(silence), str(last), str(target)], check=True)
+    for part in (first, silence, last):
+        part.unlink()
+    return target
 
 
 @pytest.fixture(scope="module")
 def clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return media.espeak(TEXT, tmp_path_factory.mktemp("resume") / "talk.wav", speed=150)
+    return long_clip(tmp_path_factory.mktemp("resume") / "talk.wav")
 
 
 def finished_chunks(state: Path) -> int:

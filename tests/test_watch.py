@@ -20,7 +20,7 @@ import pytest
 
 from tests import media
 from tests.conftest import run_cli
-from tests.test_resume import TEXT
+from tests.test_resume import long_clip
 from whisper_subtitler.outputs import TEMP_PREFIX
 
 OPTIONS = (
@@ -28,7 +28,7 @@ OPTIONS = (
     "--name-template", "{stem}.{lang}", "--skip-existing", "en", "--settle", "1", "--rescan-interval", "1",
     "--max-attempts", "2", "--progress", "json",
 )  # fmt: skip
-GOOD = ("Short.wav", "Clip.mp4", "Long.wav")  # Long: 38 s, two decoding batches, so that kills land inside it
+GOOD = ("Short.wav", "Clip.mp4", "Long.wav")  # Long: 71 s, two decoding batches, so that kills land inside it
 ARRIVALS = ("Sidecar.en.srt", "Sidecar.mp4", "Embedded.mkv", "Short.wav", "Bad.mkv", "Clip.mp4", "Long.wav")
 KILLS = 10
 SEED = 49
@@ -47,7 +47,7 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "-i", str(folder / "Clip.mp4"), "-i", str(folder / "inside.srt"), "-map", "0", "-map", "1", "-c", "copy",
         "-c:s", "srt", "-metadata:s:s:0", "language=eng", str(folder / "Embedded.mkv"),
     )  # fmt: skip
-    media.espeak(TEXT, folder / "Long.wav", speed=150)
+    long_clip(folder / "Long.wav")
     (folder / "Bad.mkv").write_bytes(random.Random(SEED).randbytes(4096))
     return folder
 
@@ -126,7 +126,7 @@ def test_watch_killed_ten_times_subtitles_each_file_once(sources: Path, tmp_path
         assert sum(line.startswith(f"wrote {library / stem}") for line in said) <= 1  # written by one run only
         done = [line for line in said if line.startswith("{") and json.loads(line)["file"] == str(library / name)]
         assert sum(json.loads(line)["stage"] == "done" for line in done) <= 1
-    assert "library" in (library / "Long.en.srt").read_text().lower()
+    assert "clock" in (library / "Long.en.srt").read_text().lower()  # the sentence after the minute of silence
     assert sum(row["interruptions"] for row in rows.values()) >= 1  # kills landed inside files
     for name in ("Sidecar.mp4", "Embedded.mkv"):
         assert rows[name]["status"] == "skipped" and rows[name]["outputs"] == []
