@@ -129,7 +129,9 @@ NameTemplate = Annotated[
     typer.Option(
         "--name-template",
         help="Output file name without extension: {stem}, {name}, {ext} of the input and {parent}, the name of its "
-        "folder. Two inputs that would get the same output name are a usage error (exit 2), found before any work.",
+        "folder; {lang} and {lang3}, the subtitles' language (en, eng: '{stem}.{lang}' gives Movie.en.srt, as media "
+        "servers read it). Two inputs that would get the same output name are a usage error (exit 2), found before "
+        "any work.",
     ),
 ]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="List what would be done (stdout) and exit.")]
