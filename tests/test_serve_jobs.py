@@ -39,6 +39,8 @@ LONG = " ".join(
     * 1
 )
 FINISHED = ("done", "failed", "cancelled")
+KEY = "jobs-key-7"
+api = httpx.Client(headers={"X-API-Key": KEY})  # the server requires its key on every job endpoint
 
 
 def start(folder: Path, library: Path, state: Path) -> Server:
@@ -46,7 +48,7 @@ def start(folder: Path, library: Path, state: Path) -> Server:
         folder,
         *CPU,
         *("--model", "tiny.en", "--no-diarize", "--library", str(library), "--state-dir", str(state)),
-        *("--path-map", f"/tv={library}/tv"),
+        *("--path-map", f"/tv={library}/tv", "--api-key", KEY),
     )
 
 
@@ -83,13 +85,13 @@ def server(setup):
 
 
 def job_by_path(server: Server, path: Path | str, **params) -> httpx.Response:
-    return httpx.post(f"{server.url}/jobs", json={"path": str(path)}, params=params, timeout=30)
+    return api.post(f"{server.url}/jobs", json={"path": str(path)}, params=params, timeout=30)
 
 
 def wait(server: Server, job_id: int, states=FINISHED, timeout: float = 240) -> dict:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        job = httpx.get(f"{server.url}/jobs/{job_id}", timeout=10).json()
+        job = api.get(f"{server.url}/jobs/{job_id}", timeout=10).json()
         if job["state"] in states:
             return job
         time.sleep(0.2)
@@ -104,13 +106,14 @@ def check_done(server: Server, job_id: int) -> dict:
     job = wait(server, job_id)
     assert job["state"] == "done", job
     assert job["progress"] == 1.0 and {"srt", "vtt", "json", "txt"} <= set(job["formats"])
-    reply = httpx.get(f"{server.url}/jobs/{job_id}/result", params={"output": "srt"}, timeout=10)
+    reply = api.get(f"{server.url}/jobs/{job_id}/result", params={"output": "srt"}, timeout=10)
     assert reply.status_code == 200
     assert "every request" in words_of(reply.content)
     return job
 
 
 def test_job_by_path(server, setup):
+    assert httpx.post(f"{server.url}/jobs", json={"path": str(setup["files"]["path"])}).status_code == 401
     reply = job_by_path(server, setup["files"]["path"], language="en")
     assert reply.status_code == 201, reply.text
     job = reply.json()
@@ -119,7 +122,7 @@ def test_job_by_path(server, setup):
     done = check_done(server, job["id"])
     assert done["sidecars"] == []  # a job keeps its subtitles in the state directory
     assert sorted(p.name for p in setup["library"].glob("*.srt")) == []
-    vtt = httpx.get(f"{server.url}/jobs/{job['id']}/result", params={"output": "vtt"}, timeout=10).text
+    vtt = api.get(f"{server.url}/jobs/{job['id']}/result", params={"output": "vtt"}, timeout=10).text
     assert vtt.startswith("WEBVTT")
     again = job_by_path(server, setup["files"]["path"], language="en")  # the same file and options: that job
     assert again.status_code == 200 and again.json()["id"] == job["id"] and again.json()["state"] == "done"
@@ -127,15 +130,15 @@ def test_job_by_path(server, setup):
 
 def test_job_by_upload(server, setup):
     data = setup["short"].read_bytes()
-    reply = httpx.post(f"{server.url}/jobs", files={"audio_file": ("talk.wav", data)}, timeout=30)
+    reply = api.post(f"{server.url}/jobs", files={"audio_file": ("talk.wav", data)}, timeout=30)
     assert reply.status_code == 201, reply.text
     job = reply.json()
     assert job["name"] == "talk.wav" and job["path"] is None
     check_done(server, job["id"])
-    got = httpx.get(f"{server.url}/jobs/{job['id']}/result", params={"output": "srt"}, timeout=10)
+    got = api.get(f"{server.url}/jobs/{job['id']}/result", params={"output": "srt"}, timeout=10)
     assert got.headers["content-disposition"] == 'attachment; filename="talk.wav.srt"'
     assert list((setup["state"] / "uploads").iterdir()) == []  # the upload is removed once done
-    missing = httpx.get(f"{server.url}/jobs/{job['id']}/result", params={"output": "rttm"}, timeout=10)
+    missing = api.get(f"{server.url}/jobs/{job['id']}/result", params={"output": "rttm"}, timeout=10)
     assert missing.status_code == 422  # no speaker turns without diarization
 
 
@@ -143,16 +146,16 @@ def test_outside_the_library_is_refused(server, setup):
     outside = setup["root"] / "outside.wav"
     shutil.copy(setup["short"], outside)
     escape = setup["library"] / ".." / "outside.wav"  # inside by its text, outside once resolved
-    rows_before = httpx.get(f"{server.url}/jobs", timeout=10).json()
+    rows_before = api.get(f"{server.url}/jobs", timeout=10).json()
     for path in (outside, escape, "/etc/passwd"):
         reply = job_by_path(server, path)
         assert reply.status_code == 403, reply.text
         assert "outside the library folders" in reply.json()["detail"]
-    hook = httpx.post(f"{server.url}/webhook", json={"path": str(outside)}, timeout=10)
+    hook = api.post(f"{server.url}/webhook", json={"path": str(outside)}, timeout=10)
     assert hook.status_code == 403
-    assert httpx.get(f"{server.url}/jobs", timeout=10).json() == rows_before  # nothing queued
+    assert api.get(f"{server.url}/jobs", timeout=10).json() == rows_before  # nothing queued
     assert job_by_path(server, setup["library"] / "nothing.wav").status_code == 404
-    assert httpx.get(f"{server.url}/jobs/9999", timeout=10).status_code == 404
+    assert api.get(f"{server.url}/jobs/9999", timeout=10).status_code == 404
 
 
 def test_sonarr_radarr_and_plain_webhooks(server, setup):
@@ -174,11 +177,17 @@ def test_sonarr_radarr_and_plain_webhooks(server, setup):
         "movieFile": {"id": 9, "relativePath": "Film (2020).wav"},
         "isUpgrade": False,
     }
-    test = httpx.post(f"{server.url}/webhook", json={"eventType": "Test", "series": {"path": "/tv/x"}}, timeout=10)
+    test = api.post(f"{server.url}/webhook", json={"eventType": "Test", "series": {"path": "/tv/x"}}, timeout=10)
     assert test.status_code == 200 and test.json()["jobs"] == []
     ids = {}
+    for key, status in ((None, 401), ("wrong", 403)):  # no key, a wrong one: refused before anything is read
+        query = {"api_key": key} if key else {}
+        assert httpx.post(f"{server.url}/webhook", params=query, json=sonarr, timeout=10).status_code == status
     for source, payload in (("sonarr", sonarr), ("radarr", radarr), ("plain", {"path": str(files["plain"])})):
-        reply = httpx.post(f"{server.url}/webhook", json=payload, timeout=10)
+        if source == "sonarr":  # the key in the URL: Sonarr and Radarr before v4 send no headers of their own
+            reply = httpx.post(f"{server.url}/webhook", params={"api_key": KEY}, json=payload, timeout=10)
+        else:
+            reply = api.post(f"{server.url}/webhook", json=payload, timeout=10)
         assert reply.status_code == 202, reply.text
         body = reply.json()
         assert body["source"] == source and len(body["jobs"]) == 1
@@ -189,7 +198,7 @@ def test_sonarr_radarr_and_plain_webhooks(server, setup):
         sidecar = files[source].with_name(files[source].stem + ".en.srt")  # Jellyfin/Plex: Show - S01E01.en.srt
         assert job["sidecars"] == [str(sidecar.resolve())]
         assert "every request" in words_of(sidecar.read_bytes())
-    bad = httpx.post(f"{server.url}/webhook", json={"eventType": "Download", "series": {}}, timeout=10)
+    bad = api.post(f"{server.url}/webhook", json={"eventType": "Download", "series": {}}, timeout=10)
     assert bad.status_code == 422
 
 
@@ -198,17 +207,17 @@ def test_cancel_queued_and_running(server, setup):
     running = job_by_path(server, files["long"]).json()
     queued = job_by_path(server, files["queued"]).json()
     wait(server, running["id"], states=("running",))
-    reply = httpx.delete(f"{server.url}/jobs/{queued['id']}", timeout=10)
+    reply = api.delete(f"{server.url}/jobs/{queued['id']}", timeout=10)
     assert reply.status_code == 200 and reply.json()["state"] == "cancelled"
-    reply = httpx.delete(f"{server.url}/jobs/{running['id']}", timeout=10)
+    reply = api.delete(f"{server.url}/jobs/{running['id']}", timeout=10)
     assert reply.status_code == 202 and reply.json()["cancel_requested"]
     job = wait(server, running["id"], timeout=60)
     assert job["state"] == "cancelled", job
-    assert httpx.get(f"{server.url}/jobs/{job['id']}/result", timeout=10).status_code == 409
+    assert api.get(f"{server.url}/jobs/{job['id']}/result", timeout=10).status_code == 409
     assert wait(server, queued["id"])["state"] == "cancelled"  # never started
     assert not list(setup["library"].glob("long*.srt"))
-    forget = httpx.delete(f"{server.url}/jobs/{queued['id']}", timeout=10)  # a finished job: removed
-    assert forget.status_code == 200 and httpx.get(f"{server.url}/jobs/{queued['id']}").status_code == 404
+    forget = api.delete(f"{server.url}/jobs/{queued['id']}", timeout=10)  # a finished job: removed
+    assert forget.status_code == 200 and api.get(f"{server.url}/jobs/{queued['id']}").status_code == 404
     assert server.health()["status"] == "ok"
 
 
@@ -217,7 +226,7 @@ def test_jobs_survive_a_kill_and_a_stop(server, setup):
     running = job_by_path(server, files["long2"]).json()
     waiting = job_by_path(server, files["queued"]).json()  # its earlier job was cancelled and removed: a new one
     wait(server, running["id"], states=("running",))
-    assert httpx.get(f"{server.url}/jobs/{waiting['id']}").json()["state"] == "queued"
+    assert api.get(f"{server.url}/jobs/{waiting['id']}").json()["state"] == "queued"
     workers = psutil.Process(server.proc.pid).children(recursive=True)
     assert workers
     server.proc.kill()  # SIGKILL: the rows stay as they were, the worker is left alone
@@ -230,10 +239,10 @@ def test_jobs_survive_a_kill_and_a_stop(server, setup):
         for job_id in (running["id"], waiting["id"]):
             job = wait(again, job_id)
             assert job["state"] == "done", job
-            words = words_of(httpx.get(f"{again.url}/jobs/{job_id}/result", timeout=10).content)
+            words = words_of(api.get(f"{again.url}/jobs/{job_id}/result", timeout=10).content)
             assert ("library keeps every episode" if job_id == running["id"] else "every request") in words
         # SIGTERM: the running job stops and is queued again for the next start, the server exits with 0
-        redo = httpx.post(f"{again.url}/jobs", json={"path": str(files["long2"]), "force": True}, timeout=10).json()
+        redo = api.post(f"{again.url}/jobs", json={"path": str(files["long2"]), "force": True}, timeout=10).json()
         assert redo["id"] == running["id"]
         wait(again, redo["id"], states=("running",))
         again.proc.send_signal(signal.SIGTERM)

@@ -57,7 +57,8 @@ ApiKey = Annotated[
         "--api-key",
         envvar="WHISPER_SUBTITLER_API_KEY",
         show_default=False,
-        help="Require this key in the X-API-Key header of /asr and /detect-language (401 without, 403 wrong). "
+        help="Require this key in the X-API-Key header of /asr, /detect-language and /jobs (401 without, 403 wrong; "
+        "/webhook also takes ?api_key=). "
         "Also $WHISPER_SUBTITLER_API_KEY, which other users cannot read in the process list.",
     ),
 ]
