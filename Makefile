@@ -10,7 +10,8 @@
 #                and check's report and SubER of the sample against its transcript (bench/records/check-sample.json),
 #                and our WER against faster-whisper's batched pipeline on the same sets (bench/records/words-*.json),
 #                and a batch on the local executor against Ray workers (bench/records/executors-benchmark.json),
-#                and what finding the shot changes costs a 10-minute 720p run (bench/records/shots-cost.json)
+#                and what finding the shot changes costs a 10-minute 720p run (bench/records/shots-cost.json),
+#                and the work outside the models per hour of audio (bench/records/stages.json)
 #   make bench-memory               memory per batch row only (bench/memory.py -> bench/records/memory-cpu.json)
 #   make bench-serve                the HTTP server: requests per minute and latency on the 30-s sample (docs/serve.md)
 #   make long-clip OUT=DIR          the 10-minute benchmark clip with its transcript (bench/long_clip.py)
@@ -92,6 +93,7 @@ bench: install-test
 	$(PY) bench/executors.py --repeats 3 --out bench/records/executors-benchmark.json
 	$(PY) bench/voices.py --work .bench-work/voices --out bench/records/voices.json
 	$(PY) bench/shots.py --repeats 3 --out bench/records/shots-cost.json
+	$(PY) bench/stages.py --clip .bench-work --runs 3 --out bench/records/stages.json
 	$(MAKE) bench-multilingual
 	$(MAKE) bench-serve
 
