@@ -15,8 +15,9 @@ worker ``serve``; on start, rows a stopped or killed server left ``running`` are
 checkpoints are not used by jobs yet). A stop signal interrupts the running jobs the same way.
 
 Jobs take the workers in turn with ``/asr`` requests (``jobs.JobQueue``, arrival order); one dispatcher per worker
-waits for queued rows. A failed job stays ``failed`` with its error (one attempt: ``POST`` it again with
-``"force": true``).
+tries to claim a row when a request queued one (``wake``), after each job, at start and every ``RECHECK_S``; no
+scan of the queue (``watch``'s rows may be many). A failed job stays ``failed`` with its error (one attempt:
+``POST`` it again with ``"force": true``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ log = logging.getLogger(__name__)
 
 WORKER = "serve"  # the queue's worker name for the rows this server runs
 ORIGINS = ("serve", "webhook")  # the rows it runs
-POLL_S = 1.0  # seconds between looks for queued rows (other processes, e.g. `queue add`, may add them)
+RECHECK_S = 30.0  # seconds between looks for queued rows when no request woke the dispatchers
 UPLOADS = "uploads"
 RESULTS = "results"
 
@@ -184,25 +185,27 @@ class AsyncJobs:
         async def forever() -> None:  # nobody goes away: a job is cancelled by DELETE or a stop
             await never.wait()
 
+        pending = True  # at start: the rows a stopped server left queued
         while not queue.closing:
-            if not any(row.origin in ORIGINS for row in self.queue.rows(Status.QUEUED)):
-                self._wake.clear()
+            if not pending:
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), POLL_S)
-                continue
+                    await asyncio.wait_for(self._wake.wait(), RECHECK_S)
+            self._wake.clear()  # the attempt below sees every row queued before it; a later one sets it again
+            pending = False
             try:
-                await queue.run(self._run_one, forever())
+                pending = await queue.run(self._run_one, forever())  # ran one: look for the next at once
             except (ShuttingDown, Cancelled):
                 continue
             except Exception:  # a bug in a job must not end the dispatcher
                 log.exception("an asynchronous job failed")
 
-    def _run_one(self, worker: Worker, cancel: threading.Event) -> None:
-        """In a job thread, with ``worker`` to itself: claim the oldest queued row and run it."""
+    def _run_one(self, worker: Worker, cancel: threading.Event) -> bool:
+        """In a job thread, with ``worker`` to itself: claim the oldest queued row and run it. Returns whether
+        there was one."""
         queue = self.queue
         row = queue.claim(WORKER, ORIGINS)
         if row is None:
-            return
+            return False
         self._cancels[row.id] = cancel
         if row.cancel_requested:
             cancel.set()
@@ -222,12 +225,12 @@ class AsyncJobs:
             if not self.stopping:
                 queue.finish(row.id, Status.CANCELLED)
                 self._discard_upload(row)
-            return  # stopping: left running, queued again by ``stop`` (or ``start`` after a kill)
+            return True  # stopping: left running, queued again by ``stop`` (or ``start`` after a kill)
         except SubtitlerError as e:
             message = e.message.replace(row.path, name) if self.is_upload(row) else e.message
             queue.finish(row.id, Status.FAILED, error=message, max_attempts=1)
             self._discard_upload(row)
-            return
+            return True
         except Exception as e:
             queue.finish(row.id, Status.FAILED, error=f"internal error: {type(e).__name__}: {e}", max_attempts=1)
             self._discard_upload(row)
@@ -239,6 +242,7 @@ class AsyncJobs:
         outputs = [str(p) for p in sorted(folder.glob("result.*"))] + value["sidecars"]
         queue.finish(row.id, Status.DONE, outputs=outputs)
         self._discard_upload(row)
+        return True
 
 
 def open_jobs(
