@@ -66,6 +66,7 @@ Library = Annotated[
     Optional[list[Path]],  # noqa: UP045
     typer.Option(
         "--library",
+        metavar="DIR",
         file_okay=False,
         show_default=False,
         help="A folder whose files POST /jobs and the webhook may name (repeat for several); any other path is "
@@ -76,6 +77,7 @@ PathMap = Annotated[
     Optional[list[str]],  # noqa: UP045
     typer.Option(
         "--path-map",
+        metavar="FROM=TO",
         show_default=False,
         help="FROM=TO: rewrite the start of the paths jobs and webhooks send (Sonarr in another container sees "
         "/tv where this server sees /media/tv: --path-map /tv=/media/tv). Repeatable.",
