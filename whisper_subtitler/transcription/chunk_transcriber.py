@@ -314,11 +314,6 @@ class ChunkTranscriber:
 
         with torch.no_grad(), attention_kernel(self.attention):
             samples = [chunk_samples(c, source) for c in group]
-            import os as _os  # EXPERIMENT (not to commit)
-
-            _m = float(_os.environ.get("WS_MUTE", "-1"))
-            if _m >= 0:
-                samples = [_mute(x, c, _m) for x, c in zip(samples, group)]
             features = self._features(samples, cached)
             keys_values = _cross_rows(self.model, features, cross)
             budgets = [token_budget(c.speech) for c in group]
@@ -413,16 +408,3 @@ class ChunkTranscriber:
             chunk.start, chunk.end, word_count(segments), len(units), word_count(found),
         )  # fmt: skip
         return found
-
-
-def _mute(x, chunk, margin):  # EXPERIMENT
-    import numpy as np
-
-    keep = np.zeros(len(x), dtype=bool)
-    for a, b in chunk.regions:
-        i = max(0, int((a - margin - chunk.start) * 16000))
-        j = min(len(x), int((b + margin - chunk.start) * 16000) + 1)
-        keep[i:j] = True
-    y = x.copy()
-    y[~keep] = 0.0
-    return y
