@@ -152,8 +152,9 @@ def test_a_worker_killed_during_a_file_loses_no_file(batch, local_run, ray_addre
 
 @pytest.fixture(scope="module")
 def film(tmp_path_factory) -> Path:
-    """A 10-second 5.1 AC-3 MKV (the encoder tags it 5.1(side)): real speech (pyannote's sample, 1-11 s) in the front centre, a music bed made with
-    sox at the speech's level in the five other channels (``tests/media_channels.py``, issue 47)."""
+    """A 10-second 5.1 AC-3 MKV (the encoder tags it 5.1(side)): real speech (pyannote's sample, 1-11 s) in the
+    front centre, a music bed made with sox at the speech's level in the five other channels
+    (``tests/media_channels.py``, issue 47)."""
     from tests.media_channels import rms, surround
     from tests.media_speech import SAMPLE_RATE, read_wav
 
