@@ -184,6 +184,7 @@ def test_the_cli_builds_the_run_the_api_builds(tmp_path, monkeypatch):
 
         def __init__(self, options, selection):
             built.append(options)
+            self.options = options  # the command line gives the run its library options here (--resume, --skip-...)
 
         def load(self, sources):
             pass
