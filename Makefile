@@ -89,6 +89,9 @@ bench: install-test
 	$(PY) bench/memory.py > bench/records/memory-cpu.json
 	$(PY) bench/check_sample.py --out bench/records/check-sample.json
 	$(PY) bench/channels.py --out bench/records/channels.json
+	$(PY) bench/conversations.py --out bench/results/music-levels --music-levels 12,5,0 --splits held-out
+	$(PY) bench/speakers.py --set bench/results/music-levels --splits held-out \
+		--out bench/records/speakers-music-levels.json
 	$(PY) bench/startup.py --out bench/records/startup-benchmark.json
 	$(PY) bench/executors.py --repeats 3 --out bench/records/executors-benchmark.json
 	$(PY) bench/voices.py --work .bench-work/voices --out bench/records/voices.json

@@ -95,7 +95,8 @@ class Transcriber:
     def path(self, wav: Path) -> Path:
         """Where ``wav``'s transcript is cached."""
         forced = f".{self.language}" if self.language else ""
-        return self.cache / f"{digest(wav)}{forced}{TRANSCRIPT_VERSION}.transcript.json"
+        vad = f".vad{VAD_THRESHOLD:g}" if VAD_THRESHOLD is not None else ""
+        return self.cache / f"{digest(wav)}{forced}{vad}{TRANSCRIPT_VERSION}.transcript.json"
 
     def __call__(self, wav: Path) -> dict:
         """``{"transcript": transcript_to_dict(...), "speech": [[start, end], ...]}`` for ``wav``."""
@@ -210,6 +211,24 @@ def assign(data: dict, turns, exclusive, rule: str = "boundaries", **constants):
     return [(w.speaker, w.start, w.end, w.text) for w in assigned.words]
 
 
+# --vad-threshold: silero-vad's speech threshold for the transcription's speech regions (None: vad.VadOptions'); a
+# measurement
+VAD_THRESHOLD: float | None = None
+
+# --highpass: the diarization hears the file through a high-pass filter at this many Hz (0: as it is); a measurement
+HIGHPASS_HZ = 0.0
+
+
+def highpass(samples, hz: float, order: int = 4):
+    """``samples`` (16 kHz float32) through a zero-phase Butterworth high-pass filter of ``order`` at ``hz``
+    (``scipy.signal.sosfiltfilt``), float32."""
+    import numpy as np
+    from scipy.signal import butter, sosfiltfilt
+
+    sos = butter(order, hz, btype="highpass", fs=16_000, output="sos")
+    return np.ascontiguousarray(sosfiltfilt(sos, samples), dtype=np.float32)
+
+
 def in_stretches(start: float, end: float, stretches) -> float:
     """Seconds of ``[start, end]`` inside the ``(start, end)`` stretches."""
     return sum(max(0.0, min(end, b) - max(start, a)) for a, b in stretches)
@@ -233,7 +252,8 @@ def evaluate_file(entry: dict, folder: Path, transcriber: Transcriber, diarizer,
     data = transcriber(wav)
     samples = read_wav(wav)
     started = time.perf_counter()
-    diarization = diarizer.diarize(Audio(samples, 16_000, wav), speech=[tuple(r) for r in data["speech"]])
+    heard = highpass(samples, HIGHPASS_HZ) if HIGHPASS_HZ else samples
+    diarization = diarizer.diarize(Audio(heard, 16_000, wav), speech=[tuple(r) for r in data["speech"]])
     seconds = time.perf_counter() - started
     turns = tuple(diarization.turns)
     exclusive = tuple(diarization.exclusive_turns)
@@ -480,7 +500,23 @@ def main() -> int:
         "at most MAX_S seconds (0: not at all), instead of diarize.edges' constants (a measurement, "
         "docs/diarization.md)",
     )
+    parser.add_argument(
+        "--highpass", type=float, default=0.0, metavar="HZ",
+        help="the diarization hears each file through a high-pass filter at HZ (a measurement, docs/diarization.md)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--vad-threshold", type=float, metavar="P",
+        help="silero-vad's speech threshold for the transcription's speech regions (default: vad.VadOptions'; a "
+        "measurement, docs/diarization.md; transcripts cached apart)",
+    )  # fmt: skip
     args = parser.parse_args()
+    global HIGHPASS_HZ, VAD_THRESHOLD
+    HIGHPASS_HZ = args.highpass
+    if args.vad_threshold is not None:
+        from whisper_subtitler import vad
+
+        VAD_THRESHOLD = args.vad_threshold
+        vad.speech_regions.__defaults__ = (vad.VadOptions(threshold=args.vad_threshold),)
     if args.energy_edges:
         from whisper_subtitler.diarize import edges
 
