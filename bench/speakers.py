@@ -43,6 +43,10 @@ in the summary.
 Long files (group ``long``, ``--long``): diarization only, in a child process (peak RSS of that process: Python,
 torch, both models and the whole waveform), DER and speakers found; ``--long-only`` runs only them.
 
+Measurements behind a flag (``docs/diarization.md``, "Dialogue under music in the same channel"): ``--vad-threshold P``
+transcribes with silero-vad's speech threshold at ``P`` (transcripts cached apart), ``--highpass HZ`` lets the
+diarization hear each file through a high-pass filter; ``--trim-vad`` and ``--energy-edges`` move the turns' cut.
+
 ``--cv`` adds the word-to-speaker rule's constants chosen by cross-validation over the tuning split (folds by seed;
 never a held-out file, ``conversations.check_tuning_seeds``) and scored on the held-out split.
 Prints (or writes with ``--out``) one JSON document; progress on stderr.
