@@ -118,14 +118,9 @@ class _Context:
         word of no text (which ``tokenize`` skips) is tokenized per slice."""
         if any(not w.text.strip() for w in words):
             return lambda i, j: self.tokens(words[i:j])
-        tokens = self.tokens(words)
-        first = [0] * (len(words) + 1)  # first[k]: index of the token that word k starts or belongs to
-        t = -1
-        for k, w in enumerate(words):
-            if k == 0 or not self.joins(w) or (self.spaceless and w.text[:1].isspace()):
-                t += 1
-            first[k] = t
-        first[len(words)] = len(tokens)
+        first: list[int] = []  # first[k]: index of the token that holds word k
+        tokens = tokenize([w.text for w in words], self.spaceless, [id(w) in self.glue for w in words], first)
+        first.append(len(tokens))
 
         def tokens_of(i: int, j: int) -> list[Token]:
             part = tokens[first[i] : first[j]]

@@ -76,18 +76,25 @@ class Layout:
     good: bool = True
 
 
-def tokenize(texts: Sequence[str], spaceless: bool, glued: Sequence[bool] = ()) -> list[Token]:
+def tokenize(
+    texts: Sequence[str], spaceless: bool, glued: Sequence[bool] = (), owners: list[int] | None = None
+) -> list[Token]:
     """Turn Whisper word texts (with their leading spaces) into breakable tokens.
 
     With spaces, a word without a leading space (punctuation or a word piece Whisper split off) is glued
     to the previous token, so a line never breaks inside a word. Without spaces, every word is a token and
     a break may fall between any two of them, except before a word that ``glued`` marks (it continues the
     phrase before it: ``cues.phrases.continuations``), which joins the previous token.
+
+    ``owners``, when given, is extended with the index of the token that holds each text (the next token's for a
+    text that is only space).
     """
     tokens: list[Token] = []
     for k, raw in enumerate(texts):
         text = raw.strip()
         if not text:
+            if owners is not None:
+                owners.append(len(tokens))
             continue
         space = raw[:1].isspace()
         if tokens and not space and (not spaceless or (k < len(glued) and glued[k])):
@@ -95,6 +102,8 @@ def tokenize(texts: Sequence[str], spaceless: bool, glued: Sequence[bool] = ()) 
             tokens[-1] = Token(prev.text + text, prev.space_before)
         else:
             tokens.append(Token(text, space if tokens else False))
+        if owners is not None:
+            owners.append(len(tokens) - 1)
     return tokens
 
 
