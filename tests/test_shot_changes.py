@@ -222,6 +222,9 @@ def test_check_reports_a_hand_made_srt_against_the_video_exactly(tmp_path, cli, 
     assert _shot_report(same) == found
     text = cli("check", str(srt), "--shot-changes", str(times), "--fps", "25")
     assert "hand.srt:4 00:00:10.920 warning shot_flash: crosses the shot change at 11.000 s" in text.stdout
+    kept = tmp_path / "film.json"  # a transcript keeps the shot changes its cues were timed by, and their frame rate
+    kept.write_text(json.dumps({"segments": [], "shot_changes": [4.0, 5.0, 11.0, 14.0], "fps": 25}), encoding="utf-8")
+    assert _shot_report(cli("check", str(srt), "--transcript", str(kept), "--json")) == found
 
 
 def test_shot_faults_of_cues_on_the_rules_are_none():
@@ -258,10 +261,22 @@ def test_transcribed_cues_keep_the_shot_change_rules(film):
 
 @pytest.mark.slow
 def test_the_run_summary_keeps_the_shot_changes_and_check_agrees(tmp_path, cli, film):
-    args = ("transcribe", str(film.path), "--model", "tiny.en", "--no-diarize", "-f", "srt", "--json", "-v")
+    args = ("transcribe", str(film.path), "--model", "tiny.en", "--no-diarize", "-f", "srt,json", "--json", "-v")
     done = cli(*args, "-o", str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["files"][0]["shot_changes"] == list(film.cuts)
     assert "4 shot changes at 25 fps" in " ".join(done.stderr.split())  # -v (Rich may wrap the line)
     checked = cli("check", str(tmp_path / "film.srt"), "--video", str(film.path), "--json")
     assert not [f for f in _shot_report(checked) if f[1] in SHOT_KINDS], checked.stdout
+    # The JSON transcript keeps them: format times the cues the same way without the video, check reads them.
+    kept = json.loads((tmp_path / "film.json").read_text(encoding="utf-8"))
+    assert kept["shot_changes"] == list(film.cuts) and kept["fps"] == FPS
+    again, untimed = tmp_path / "again", tmp_path / "untimed"
+    assert cli("format", str(tmp_path / "film.json"), "-f", "srt", "-o", str(again)).returncode == 0
+    assert (again / "film.srt").read_bytes() == (tmp_path / "film.srt").read_bytes()
+    off = cli("format", str(tmp_path / "film.json"), "-f", "srt,json", "-o", str(untimed), "--shot-changes", "off")
+    assert off.returncode == 0, off.stderr
+    assert (untimed / "film.srt").read_bytes() != (tmp_path / "film.srt").read_bytes()
+    assert "shot_changes" not in json.loads((untimed / "film.json").read_text(encoding="utf-8"))
+    by_transcript = cli("check", str(untimed / "film.srt"), "--transcript", str(tmp_path / "film.json"), "--json")
+    assert {k for _, k, _ in _shot_report(by_transcript)} & SHOT_KINDS  # the untimed cues break the kept rules

@@ -21,6 +21,8 @@ def test_round_trip_gives_an_equal_transcript(tmp_path):
         source="talk.mp4",
         turns=(SpeakerTurn(0.4, 4.0, "SPEAKER_00"), SpeakerTurn(4.0, 9.0, "SPEAKER_01")),
         timings={"transcribe": 1.25},
+        shot_changes=(4.0, 11.48),
+        fps=23.976,
     )
     path = tmp_path / "t.json"
     path.write_bytes(encode(render("json", transcript, cues), "json", WriterOptions(bom=True, crlf=True)))
@@ -31,6 +33,17 @@ def test_round_trip_gives_an_equal_transcript(tmp_path):
     data = json.loads(path.read_text())
     assert data["speakers"] == ["SPEAKER_00", "SPEAKER_01"]
     assert {"text", "start", "end", "probability", "speaker"} <= set(data["segments"][0]["words"][0])
+    assert data["shot_changes"] == [4.0, 11.48] and data["fps"] == 23.976
+
+
+def test_shot_changes_are_written_only_when_the_cues_were_timed_by_them(tmp_path):
+    transcript, cues = case("plain")
+    assert not {"shot_changes", "fps"} & set(json.loads(render("json", transcript, cues)))
+    data = json.loads(render("json", transcript, cues))
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({**data, "shot_changes": [11.0, 4.0]}))
+    with pytest.raises(InputError, match="shot_changes"):
+        read_transcript(path)
 
 
 def test_non_finite_times_become_null_and_are_read_back_as_missing(tmp_path):

@@ -1,8 +1,8 @@
 """Right-to-left subtitles (Arabic, Hebrew): every line shows as a right-to-left paragraph, punctuation and numbers
 where a reader of the language expects them, whatever base direction the player takes (checked with python-bidi, the
 Unicode Bidirectional Algorithm of the Rust crate unicode-bidi); the VTT accepted by W3C's webvtt-parser with its
-``<lang>`` spans; ASS styles that let libass take the direction from the text. Hand-made word timings: what is
-tested is the writers, not the recognition."""
+``<lang>`` spans; ASS styles that let libass take the direction from the text. Hand-made word timings test the
+writers; the last test transcribes Hebrew and Arabic speech (espeak-ng) with the default model, end to end."""
 
 from __future__ import annotations
 
@@ -147,3 +147,65 @@ def test_dialogue_dashes_and_labels_stay_at_the_start_of_the_line():
     for line in render("srt", transcript, labelled).splitlines():
         if RLM in line:
             assert line.startswith(OPEN + "[SPEAKER_0")  # shown on the right, where an RTL line starts
+
+
+def test_a_hebrew_dialogue_cue_dashes_the_second_speaker_only_without_a_space(tmp_path):
+    """Netflix's Hebrew guide, "Dual Speakers": a hyphen without a space before the second speaker's line only;
+    Arabic keeps the template's hyphen and space on both lines. check reads both as dialogue cues."""
+    question = in_language(words_of("מה השעה?", 0.5, speaker="SPEAKER_00"), "he")
+    answer = in_language(words_of("שמונה בבוקר.", question[-1].end + 0.3, speaker="SPEAKER_01"), "he")
+    transcript = transcript_of(question, answer, language="he")
+    cues = build_cues(transcript)
+    assert [c.prefixes for c in cues] == [("", "-")]
+    lines = render("srt", transcript, cues).splitlines()[2:4]
+    assert lines == [mark("מה השעה?"), mark("-שמונה בבוקר.")]
+    assert all(shows_right_to_left(line) for line in lines)
+    assert bidi.get_display(MARKS.sub("", lines[1]), base_dir="R").endswith("-")  # the dash shows on the right
+    asked = in_language(words_of("هل أنت بخير؟", 0.5, speaker="SPEAKER_00"), "ar")
+    arabic = transcript_of(asked, in_language(words_of("نعم، شكرا.", asked[-1].end + 0.3, speaker="SPEAKER_01"), "ar"))
+    arabic = replace(arabic, language="ar")
+    arabic_cues = build_cues(arabic)
+    assert [c.prefixes for c in arabic_cues] == [("- ", "- ")]
+    for name, (t, c) in {"he": (transcript, cues), "ar": (arabic, arabic_cues)}.items():
+        path = tmp_path / f"{name}.srt"
+        path.write_text(render("srt", t, c), encoding="utf-8")
+        faults = check_cues(read_subtitles(path).cues, language=t.language)
+        assert not [f for f in faults if f.kind in ("orphan", "unbalanced")], faults
+
+
+# Transcribed speech: espeak-ng reads a Hebrew and an Arabic text, Whisper (the default model) writes them.
+SPOKEN = {
+    "he": "שלום, מה שלומך? יש שלושה תפוחים על השולחן. האוטובוס יוצא בשעה שמונה בבוקר.",
+    "ar": "مرحبا، كيف حالك؟ عندي ثلاثة تفاحات على الطاولة. الحافلة تغادر في الساعة الثامنة صباحا.",
+}
+
+
+@pytest.mark.slow
+def test_transcribed_hebrew_and_arabic_speech_shows_right_to_left(tmp_path):
+    """The language given (-l he / -l ar; espeak-ng's voices are too far from real speech for the base model to
+    tell them from English): each run's SRT and VTT lines are in the language's script, marked, and show right to
+    left under any base direction; srt and W3C's parser read them back. Greedy decoding only: the model is unsure
+    of this synthetic speech (mean log-probability near -1), and the temperature fallback would sample it five
+    times at each of six temperatures for the same test."""
+    from dataclasses import replace as with_options
+
+    from tests.media import espeak
+    from whisper_subtitler import Subtitler
+    from whisper_subtitler.writers.bidi import mostly_rtl
+
+    first = Subtitler(diarize=False, device="cpu")
+    for language, text in SPOKEN.items():
+        wav = espeak(text, tmp_path / f"{language}.wav", voice=language)
+        decoding = with_options(first.decoding, language=language, temperatures=(0.0,))
+        result = first.replace(decoding=decoding).run(wav)
+        assert result.transcript.language == language and result.cues
+        srt_text = result.render("srt")
+        lines = [line for sub in srt.parse(srt_text) for line in sub.content.splitlines()]
+        assert all(line.startswith(OPEN) and line.endswith(PDF) for line in lines), lines
+        assert all(mostly_rtl(line) and shows_right_to_left(line) for line in lines), lines
+        vtt = result.write(tmp_path / f"{language}.vtt")
+        blocks = vtt.read_text(encoding="utf-8").split("\n\n")[1:-1]
+        vtt_lines = [TAGS.sub("", line) for block in blocks for line in block.splitlines()[1:]]
+        assert vtt_lines == lines  # the same marked lines in both formats
+        report = webvtt_report(vtt)
+        assert report["errors"] == [] and report["cues"] == len(result.cues)

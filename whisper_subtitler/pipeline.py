@@ -265,7 +265,9 @@ class Pipeline:
         removed: list[Removal] = []
         cues = build_cues(transcript, cue_options, speech=transcribed.speech, removed=removed)
         transcript = with_removals(transcript, removed)
-        return Subtitled(transcript, tuple(cues), transcribed.speech, used_shot_changes(cue_options))
+        if used := used_shot_changes(cue_options):  # kept in the JSON, so that format times the cues the same way
+            transcript = replace(transcript, shot_changes=used, fps=cue_options.fps)
+        return Subtitled(transcript, tuple(cues), transcribed.speech, used)
 
     def process(self, source: Path, on_stage: OnStage = lambda stage, fraction=None: None) -> FileResult:
         """Turn ``source`` into subtitle files; ``on_stage`` is called with each stage as it starts (progress), and

@@ -212,7 +212,9 @@ class Transcript:
     (``Segment.language``). ``duration`` is the audio duration in seconds; ``timings`` maps stage names
     (``audio``, ``transcribe``, ``diarize``, ...) to wall seconds; ``turns`` holds the diarization speaker turns
     (empty without it); ``removed`` the words the hallucination guards removed on purpose, in time order
-    (``Removal``); ``voices`` how each speaker cluster compared with the voice library (``VoiceMatch``, ``--voices``).
+    (``Removal``); ``voices`` how each speaker cluster compared with the voice library (``VoiceMatch``, ``--voices``);
+    ``shot_changes`` the video's shot changes the cues were timed by (seconds, ascending; empty when none were used)
+    and ``fps`` the frame rate (frames per second) those rules counted frames at (``None`` without shot changes).
     """
 
     segments: tuple[Segment, ...]
@@ -226,6 +228,8 @@ class Transcript:
     timings: dict[str, float] = field(default_factory=dict, compare=False)
     removed: tuple[Removal, ...] = ()
     voices: tuple[VoiceMatch, ...] = ()  # each speaker cluster against the voice library (--voices)
+    shot_changes: tuple[float, ...] = ()  # the shot changes the cues were timed by (cues.shots), seconds
+    fps: float | None = None  # the frame rate of those rules (the video's), frames per second
 
     @property
     def words(self) -> tuple[Word, ...]:

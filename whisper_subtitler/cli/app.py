@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import signal
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -339,6 +340,7 @@ def format_transcripts(
     max_lines: o.MaxLines = 2,
     max_cps: o.MaxCps = 17.0,
     fps: o.Fps = 24.0,
+    shot_changes: o.FormatShotChanges = "auto",
     word_level: o.WordLevel = False,
     bom: o.Bom = False,
     crlf: o.Crlf = False,
@@ -356,6 +358,7 @@ def format_transcripts(
         formats = resolve_formats(output_format)
         args.check_outputs(transcripts)
         cues, writer = args.subtitles()
+        cues = replace(cues, shot_changes=shot_changes)  # a file is read (and checked) here
         summary = run_batch(
             lambda source, on_stage: reformat(
                 source,

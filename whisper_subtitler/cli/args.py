@@ -101,6 +101,7 @@ class FormatArgs(SubtitleArgs):
     """The ``format`` command's options, as given (``FormatArgs(**ctx.params)``)."""
 
     transcripts: list[Path]
+    shot_changes: str
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,8 @@ def check(
         typer.Option(
             "--transcript",
             help="The JSON transcript the files were made from (--format json): report its words that no cue "
-            "shows and no hallucination guard removed (its 'removed' record) as missing_words errors.",
+            "shows and no hallucination guard removed (its 'removed' record) as missing_words errors; without --video "
+            "or --shot-changes, the shot changes it keeps are checked too.",
             show_default=False,
         ),
     ] = None,
@@ -109,6 +110,8 @@ def check(
         reference = read_subtitles(against).cues if against is not None else None
         transcript = read_transcript(transcript_path) if transcript_path is not None else None
         shots, options = _shot_changes(video, shot_changes, options)
+        if shots is None and transcript is not None and transcript.shot_changes:  # the ones its cues were timed by
+            shots, options = transcript.shot_changes, replace(options, fps=transcript.fps or options.fps)
     except InputError as e:  # an unreadable reference: unreadable input, exit 2
         fail(e)
         raise typer.Exit(int(ExitCode.USAGE)) from None

@@ -268,6 +268,15 @@ ShotChanges = Annotated[
         "Edit saves them).",
     ),
 ]
+FormatShotChanges = Annotated[
+    str,
+    typer.Option(
+        "--shot-changes",
+        rich_help_panel="Subtitles",
+        help="Time the cues by shot changes: auto (the ones the transcript keeps, found in its video by transcribe, "
+        "at the video's frame rate), off, or a file of times, one per line in seconds (as Subtitle Edit saves them).",
+    ),
+]
 WordLevel = Annotated[
     bool,
     typer.Option(

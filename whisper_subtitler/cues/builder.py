@@ -42,9 +42,8 @@ from whisper_subtitler.cues.guards import (
     removed_groups,
     unaccounted,
 )
-from whisper_subtitler.cues.guides import for_language
+from whisper_subtitler.cues.guides import dialogue_dashes, for_language
 from whisper_subtitler.cues.labels import (
-    DIALOGUE_DASH,
     SpeakerStyle,
     forms_dialogue,
     several_speakers,
@@ -80,12 +79,14 @@ class _Context:
         english: bool,
         style: SpeakerStyle,
         glue: frozenset[int] = frozenset(),
+        language: str | None = None,
     ) -> None:
         self.options = options  # the rules of this language (cues.guides.for_language)
         self.spaceless = spaceless
         self.english = english
         self.style = style  # SpeakerStyle.none when the transcript has fewer than two speakers
         self.glue = glue  # ids of the words that continue the phrase before them (cues.phrases): no break before one
+        self.dashes = dialogue_dashes(language)  # what starts each line of a dialogue cue (cues.guides)
 
     def joins(self, word: Word) -> bool:
         """Whether no line break or cue boundary may come before ``word`` (it continues a phrase or a word)."""
@@ -275,7 +276,7 @@ def _cue_text(
                 or ("" if ctx.spaceless else " ").join(w.text.strip() for w in p)
                 for p in parts
             )
-            out.append((lines, (DIALOGUE_DASH, DIALOGUE_DASH), speakers))
+            out.append((lines, ctx.dashes, speakers))
         else:
             labelled = shows_label(ctx.style, g[0].speaker, previous, k == 0)
             # A label that no room was kept for (the cue before it was dropped by a guard) is still shown.
@@ -328,7 +329,7 @@ def build_cues(
     record += removals(repaired, voiced, "unvoiced") + removals(voiced, words, "loop")
     style = SpeakerStyle(options.speaker_style) if several_speakers(w.speaker for w in words) else SpeakerStyle.none
     glue = _phrase_glue(_split_runs(words, options.pause), language, spaceless, options.spaceless)
-    ctx = _Context(options, spaceless, english=language.startswith("en"), style=style, glue=glue)
+    ctx = _Context(options, spaceless, english=language.startswith("en"), style=style, glue=glue, language=language)
     contexts: dict[str | None, _Context] = {}
 
     def context(words: Sequence[Word]) -> _Context:
@@ -338,7 +339,7 @@ def build_cues(
             return ctx
         if own not in contexts:
             own_options = for_language(chosen, own)
-            contexts[own] = _Context(own_options, is_spaceless(own, ""), own.startswith("en"), style, glue)
+            contexts[own] = _Context(own_options, is_spaceless(own, ""), own.startswith("en"), style, glue, own)
         return contexts[own]
 
     labels = style in (SpeakerStyle.change, SpeakerStyle.label)

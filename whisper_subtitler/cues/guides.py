@@ -12,6 +12,10 @@ guides' half-width characters (Latin letters, digits, spaces), which count 0.5, 
 - Korean: 16 characters per line, Latin characters, spaces and punctuation counting 0.5 (32 columns) (Netflix,
   "Korean Timed Text Style Guide"); its reading speed is left at the default.
 
+Dialogue cues (two speakers, one line each) start each line with a hyphen and a space (``cues.labels``); Hebrew's
+guide asks for a hyphen without a space before the second speaker's line only (Netflix, "Hebrew Timed Text Style
+Guide", "Dual Speakers"): ``dialogue_dashes``.
+
 A guide's figure replaces an option only while that option is at the English default (``for_language``): a value
 given on purpose (``--max-line-width 30``) applies to every language, and ``CueOptions(language_guides=False)``
 keeps the English figures for all.
@@ -22,6 +26,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, replace
 
+from whisper_subtitler.cues.labels import DIALOGUE_DASH
 from whisper_subtitler.cues.options import CueOptions
 
 DEFAULTS = CueOptions()  # the English template's figures, which a language's guide replaces
@@ -80,3 +85,14 @@ def for_language(options: CueOptions, language: str | None) -> CueOptions:
     if guide.cps is not None and options.max_cps == DEFAULTS.max_cps:
         changes["max_cps"] = guide.cps
     return replace(options, **changes) if changes else options  # type: ignore[arg-type]
+
+
+# The dashes of a dialogue cue's (first, second) line where a language's guide differs from the English template's.
+DASHES: dict[str, tuple[str, str]] = {"he": ("", "-")}  # Netflix Hebrew guide: "-" before the second speaker only
+
+
+def dialogue_dashes(language: str | None) -> tuple[str, str]:
+    """What starts the first and the second line of a dialogue cue in ``language`` (ISO 639-1, a region allowed):
+    ``DIALOGUE_DASH`` on both by default, a language's own in ``DASHES``."""
+    code = (language or "").lower().replace("_", "-").split("-")[0]
+    return DASHES.get(code, (DIALOGUE_DASH, DIALOGUE_DASH))

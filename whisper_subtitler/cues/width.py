@@ -12,9 +12,10 @@ import unicodedata
 # Whisper language codes of languages written without spaces between words.
 SPACELESS_LANGUAGES = frozenset({"ja", "zh", "yue", "th", "lo", "km", "my", "bo"})
 
-# Sentence-final and clause punctuation, Latin and CJK.
-SENTENCE_END = frozenset(".?!…。？！")
-CLAUSE_END = frozenset(",;:–—、，；：")
+# Sentence-final and clause punctuation: Latin, CJK, Arabic script (question mark U+061F, Urdu full stop U+06D4,
+# comma U+060C, semicolon U+061B) and Devanagari (danda U+0964, double danda U+0965).
+SENTENCE_END = frozenset(".?!…。？！\u061f\u06d4\u0964\u0965")
+CLAUSE_END = frozenset(",;:–—、，；：\u060c\u061b")
 
 
 def char_width(char: str) -> int:
@@ -53,7 +54,8 @@ def is_spaceless(language: str | None, text: str) -> bool:
 
 
 def ends_sentence(text: str) -> bool:
-    """Whether a word ends a sentence (``.``, ``?``, ``!``, ``…`` and their CJK forms, before closing quotes)."""
+    """Whether a word ends a sentence (``.``, ``?``, ``!``, ``…`` and their CJK, Arabic and Devanagari forms, before
+    closing quotes)."""
     stripped = text.rstrip().rstrip("\"'”’»)]」』")
     return bool(stripped) and stripped[-1] in SENTENCE_END
 

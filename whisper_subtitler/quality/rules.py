@@ -11,8 +11,9 @@ rule is broken where it could have been kept. ``info``: a rule is broken where n
 
 Rules and their sources: ``docs/check.md``. The line-break word lists are English; they apply when the language
 is English or unknown. Speaker labels (``[SPEAKER_00]: ``) and dialogue dashes count in the line width (they are
-shown) but not in the reading speed (as in cue building); a cue whose every line starts with a dash is a dialogue
-cue, one line per speaker, and is not checked for balance.
+shown) but not in the reading speed (as in cue building); a cue whose every line after the first starts with a dash
+is a dialogue cue, one line per speaker, and is not checked for balance (the first line has a dash too, except in
+Netflix's Hebrew style: ``cues.guides.dialogue_dashes``).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from whisper_subtitler.quality.read import SubtitleCue
 INVISIBLE = "\u200e\u200f\u202a\u202b\u202c\u202d\u202e"  # direction marks and embeddings: shown as nothing, not read
 CPS_TOLERANCE = 0.05  # characters per second: a reading speed within this of the limit is within it
 LABEL = re.compile(r"^\[[^\]\n]{1,64}\]:\s+")  # a speaker label as whisperX and cue building write it
-DASH = re.compile(r"^[-\u2010-\u2015]\s+")  # a dialogue dash: a hyphen (or dash) and a space
+# A dialogue dash: a hyphen (or dash) and a space, or a hyphen just before a letter (Netflix's Hebrew style).
+DASH = re.compile(r"^[-\u2010-\u2015](?:\s+|(?=[^\W\d_]))")
 
 
 class Severity(str, Enum):
@@ -201,7 +203,8 @@ def _cue_faults(
             add("short", f"{duration:.3f} s (minimum {options.min_duration:.3f} s){reason}", avoidable=not boxed)
     if duration > options.max_duration + tol:
         add("long", f"{duration:.3f} s (maximum {options.max_duration:g} s)")
-    dialogue = len(cue.lines) > 1 and all(DASH.match(line) for line in cue.lines)
+    # A dialogue cue: every line after the first starts with a dash (the first too, except in Hebrew's style).
+    dialogue = len(cue.lines) > 1 and all(DASH.match(line.strip(INVISIBLE)) for line in cue.lines[1:])
     if len(cue.lines) > 1 and not dialogue and any(texts):
         breaks = _break_faults(cue, options, spaceless, english)
         avoidable = bool(breaks) and _good_layout_exists(cue, options, spaceless, english)

@@ -16,6 +16,9 @@ them. An older file's ``timings`` are still read.
 there), ``speaker`` (the label shown: a library name, ``SPEAKER_A``... or the cluster's), ``source`` (``library``,
 ``session`` or null), ``scores`` (the best library voices, ``[name, cosine similarity]``) and ``seconds`` (speech
 embedded); absent without ``--voices``.
+``shot_changes`` (seconds, ascending) and ``fps`` (frames per second): the video's shot changes the cues were timed by
+and the frame rate of those rules (``cues.shots``), so that ``format`` and ``check --transcript`` time and check
+cues by them again; absent when the cues were not timed by shot changes, and in older files.
 ``audio_channel`` (``used``, ``reason``, ``layout``; ``channels.ChannelUse``) says which channel of a multichannel
 audio stream was transcribed and why; it is absent for the downmix of a mono or stereo stream, and in older files.
 Floats are written at full precision, so ``read_transcript``
@@ -68,6 +71,13 @@ def _voices(transcript: Transcript) -> dict[str, Any]:
     }
 
 
+def _shot_changes(transcript: Transcript) -> dict[str, Any]:
+    """``{"shot_changes": [...], "fps": ...}`` when the cues were timed by shot changes, ``{}`` otherwise."""
+    if not transcript.shot_changes:
+        return {}
+    return {"shot_changes": list(transcript.shot_changes), "fps": transcript.fps}
+
+
 def transcript_to_dict(transcript: Transcript, cues: Sequence[Cue] = ()) -> dict[str, Any]:
     """The JSON-ready dict of ``transcript`` and its ``cues`` (schema in the module docstring)."""
 
@@ -107,6 +117,7 @@ def transcript_to_dict(transcript: Transcript, cues: Sequence[Cue] = ()) -> dict
         ],
         "turns": [{"start": t.start, "end": t.end, "speaker": t.speaker} for t in transcript.turns],
         **_voices(transcript),
+        **_shot_changes(transcript),
         "cues": [
             {
                 "start": _num(c.start),
@@ -130,6 +141,14 @@ def _float(value: Any, default: float = math.nan) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"expected a number, got {value!r}")
     return float(value)
+
+
+def _times(values: Sequence[Any]) -> tuple[float, ...]:
+    """Shot changes: times in seconds, each finite and not negative, ascending. Raises ``ValueError``."""
+    times = tuple(_float(v) for v in values)
+    if not all(0 <= t < math.inf for t in times) or list(times) != sorted(times):
+        raise ValueError("'shot_changes' must be ascending times in seconds")
+    return times
 
 
 def _word(d: Mapping[str, Any], language: str | None = None) -> Word:
@@ -198,6 +217,8 @@ def transcript_from_dict(data: Mapping[str, Any]) -> Transcript:
             )
             for v in data.get("voices") or ()
         ),
+        shot_changes=_times(data.get("shot_changes") or ()),
+        fps=_float(data["fps"]) if data.get("fps") is not None else None,
     )
 
 
