@@ -61,3 +61,23 @@ def test_write_atomic_cleans_up_on_interrupt(tmp_path, monkeypatch):
         write_atomic(tmp_path / "a.srt", b"data")
     assert list(tmp_path.iterdir()) == []
     assert TEMP_PREFIX.startswith(".")
+
+
+def test_a_fifo_fails_before_anything_opens_it(tmp_path, monkeypatch):
+    """A FIFO is refused by ``stat`` before ffprobe (shot changes, --skip-existing) or ffmpeg opens it: opening one
+    waits for a writer, and the shot-change probe waited a minute before the check came."""
+    import os
+
+    from whisper_subtitler import Subtitler
+    from whisper_subtitler.errors import InputError
+    from whisper_subtitler.video import shots
+
+    def never(path):
+        raise AssertionError(f"ffprobe opened {path}")
+
+    monkeypatch.setattr(shots, "video_info", never)
+    fifo = tmp_path / "fifo.mp4"
+    os.mkfifo(fifo)
+    sub = Subtitler(model="tiny.en", diarize=False, device="cpu", load=False)
+    with pytest.raises(InputError, match="not a regular file"):
+        sub.run(fifo)

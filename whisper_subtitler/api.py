@@ -23,6 +23,7 @@ import numpy as np
 
 from whisper_subtitler import pipeline as runs  # looked up when used: tests stand a Pipeline in
 from whisper_subtitler.errors import InputError, UsageError
+from whisper_subtitler.inputs import check_input
 from whisper_subtitler.options import (
     AudioOptions,
     CueOptions,
@@ -269,7 +270,8 @@ class Subtitler:
         as a 1-D float array of shape ``(n_samples,)`` with values in [-1, 1]. ``progress`` replaces the
         ``Subtitler``'s for this run.
 
-        Raises ``InputError`` for a file that does not exist or cannot be decoded (no audio stream, corrupt),
+        Raises ``InputError`` for a path that is missing, a folder, a FIFO or empty (``inputs.check_input``) or cannot
+        be decoded (no audio stream, corrupt),
         ``AudioLanguageError`` when no audio stream has ``AudioOptions.language``, ``UsageError`` for an array that
         is not 1-D, ``MissingRequirementError`` when ffmpeg or the diarization pipeline is missing."""
         report = progress or self.progress
@@ -279,8 +281,7 @@ class Subtitler:
             stream = _one_piece(media)
         else:
             path = Path(media)
-            if not path.is_file():
-                raise InputError(f"{path}: no such file")
+            check_input(path)  # its reason (missing, a folder, a FIFO, empty), before ffprobe opens it
             stream = self.pipeline.open(path)
         shots = ShotChanges(None if isinstance(media, np.ndarray) else Path(media), self.pipeline.options.cues)
         subtitled = self.pipeline.subtitle(stream, timer, shots=shots)
@@ -300,8 +301,7 @@ class Subtitler:
         if isinstance(media, np.ndarray):
             return self.pipeline.detect_language(_one_piece(media))
         path = Path(media)
-        if not path.is_file():
-            raise InputError(f"{path}: no such file")
+        check_input(path)
         return self.pipeline.detect_language(self.pipeline.open(path, whole=False))
 
     def close(self) -> None:

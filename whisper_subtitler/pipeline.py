@@ -23,7 +23,8 @@ from whisper_subtitler import narratives
 from whisper_subtitler.cues import CueOptions, build_cues
 from whisper_subtitler.cues.guards import clean_transcript, log_removals, with_removals
 from whisper_subtitler.decoding.code_switching import main_language
-from whisper_subtitler.errors import SubtitlerError
+from whisper_subtitler.errors import InputError, SubtitlerError
+from whisper_subtitler.inputs import check_input
 from whisper_subtitler.library.checkpoints import Checkpoint, FinishedPiece, open_checkpoint
 from whisper_subtitler.models.holder import ModelHolder
 from whisper_subtitler.outputs import (
@@ -274,6 +275,12 @@ class Pipeline:
         as ``on_stage(stage, fraction)`` with the share of the file's audio transcribed (``StageTimer.advance``).
         Raises ``SubtitlerError`` for an expected failure (a bad input, a missing requirement)."""
         prepared = self._prefetcher.take(source)
+        try:
+            check_input(source)  # before ffprobe sees it (the shot changes, --skip-existing): it waits on a FIFO
+        except InputError:
+            if prepared is not None:
+                prepared.close()
+            raise
         if skipped := self.skipped(source):
             if prepared is not None:
                 prepared.close()
