@@ -101,10 +101,7 @@ def test_level_2_measures_batch_sizes_once_and_caches_the_winner(tmp_path, monke
     from whisper_subtitler.vad import speech_regions
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    sentences = [
-        f"This is sentence number {n}, spoken slowly and clearly."
-        for n in ("one", "two", "three", "four")
-    ]
+    sentences = [f"This is sentence number {n}, spoken slowly and clearly." for n in ("one", "two", "three", "four")]
     parts = []
     for i, text in enumerate(sentences):
         wav = media.espeak(text, tmp_path / f"{i}.wav")
