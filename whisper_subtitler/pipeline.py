@@ -275,16 +275,16 @@ class Pipeline:
         as ``on_stage(stage, fraction)`` with the share of the file's audio transcribed (``StageTimer.advance``).
         Raises ``SubtitlerError`` for an expected failure (a bad input, a missing requirement)."""
         prepared = self._prefetcher.take(source)
+        if skipped := self.skipped(source):  # all its outputs there: skipped, even when the input is gone
+            if prepared is not None:
+                prepared.close()
+            return skipped
         try:
-            check_input(source)  # before ffprobe sees it (the shot changes, --skip-existing): it waits on a FIFO
+            check_input(source)  # before ffprobe sees it for the shot changes: ffprobe waits on a FIFO
         except InputError:
             if prepared is not None:
                 prepared.close()
             raise
-        if skipped := self.skipped(source):
-            if prepared is not None:
-                prepared.close()
-            return skipped
         if self.options.burn_in and self._video_targets(source):
             require_subtitle_filter(source)  # fails this file now, not after transcribing it
         timer = StageTimer(on_stage)
