@@ -102,8 +102,10 @@ def _seconds(value) -> float | None:
 
 def probe_json(path: Path) -> dict:
     """ffprobe's JSON (``-show_streams -show_format``) for ``path``, with the hardening above (a protocol whitelist
-    of ``file``, a timeout). Raises ``InputError`` when ffprobe cannot read the file, ``MissingRequirementError``
-    without ffprobe."""
+    of ``file``, a timeout), after ``check_input``'s ``stat`` (ffprobe would wait on a FIFO until its timeout).
+    Raises ``InputError`` when the path is not a readable regular file or ffprobe cannot read it,
+    ``MissingRequirementError`` without ffprobe."""
+    checked = check_input(Path(path))
     cmd = [
         ffmpeg_binary("ffprobe"),
         "-v",
@@ -114,7 +116,7 @@ def probe_json(path: Path) -> dict:
         "-show_format",
         "-of",
         "json",
-        ffmpeg_url(path),
+        ffmpeg_url(checked),
     ]
     try:
         proc = subprocess.run(cmd, capture_output=True, stdin=subprocess.DEVNULL, timeout=PROBE_TIMEOUT_S)

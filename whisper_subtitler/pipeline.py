@@ -22,9 +22,9 @@ from typing import Any
 from whisper_subtitler import narratives
 from whisper_subtitler.cues import CueOptions, build_cues
 from whisper_subtitler.cues.guards import clean_transcript, log_removals, with_removals
+from whisper_subtitler.cues.shots import keeping_shot_changes, used_shot_changes
 from whisper_subtitler.decoding.code_switching import main_language
-from whisper_subtitler.errors import InputError, SubtitlerError
-from whisper_subtitler.inputs import check_input
+from whisper_subtitler.errors import SubtitlerError
 from whisper_subtitler.library.checkpoints import Checkpoint, FinishedPiece, open_checkpoint
 from whisper_subtitler.models.holder import ModelHolder
 from whisper_subtitler.outputs import (
@@ -48,7 +48,7 @@ from whisper_subtitler.types import SAMPLE_RATE, Audio, Cue, Removal, Segment, T
 from whisper_subtitler.vad import pauses, speech_regions, tight_regions
 from whisper_subtitler.video import video_targets, write_video_copies
 from whisper_subtitler.video.run import require_subtitle_filter
-from whisper_subtitler.video.shots import ShotChanges, used_shot_changes
+from whisper_subtitler.video.shots import ShotChanges
 from whisper_subtitler.writers import FORMATS, WriterOptions
 
 logger = logging.getLogger(__name__)
@@ -266,25 +266,18 @@ class Pipeline:
         removed: list[Removal] = []
         cues = build_cues(transcript, cue_options, speech=transcribed.speech, removed=removed)
         transcript = with_removals(transcript, removed)
-        if used := used_shot_changes(cue_options):  # kept in the JSON, so that format times the cues the same way
-            transcript = replace(transcript, shot_changes=used, fps=cue_options.fps)
-        return Subtitled(transcript, tuple(cues), transcribed.speech, used)
+        transcript = keeping_shot_changes(transcript, cue_options)  # in the JSON: format times the cues the same way
+        return Subtitled(transcript, tuple(cues), transcribed.speech, used_shot_changes(cue_options))
 
     def process(self, source: Path, on_stage: OnStage = lambda stage, fraction=None: None) -> FileResult:
         """Turn ``source`` into subtitle files; ``on_stage`` is called with each stage as it starts (progress), and
         as ``on_stage(stage, fraction)`` with the share of the file's audio transcribed (``StageTimer.advance``).
         Raises ``SubtitlerError`` for an expected failure (a bad input, a missing requirement)."""
         prepared = self._prefetcher.take(source)
-        if skipped := self.skipped(source):  # all its outputs there: skipped, even when the input is gone
+        if skipped := self.skipped(source):
             if prepared is not None:
                 prepared.close()
             return skipped
-        try:
-            check_input(source)  # before ffprobe sees it for the shot changes: ffprobe waits on a FIFO
-        except InputError:
-            if prepared is not None:
-                prepared.close()
-            raise
         if self.options.burn_in and self._video_targets(source):
             require_subtitle_filter(source)  # fails this file now, not after transcribing it
         timer = StageTimer(on_stage)

@@ -4,34 +4,26 @@
 
 Reads the transcript (``writers.read_transcript``: our JSON, or openai-whisper's or whisperX's), builds cues,
 renders each format and writes it with ``outputs.write_atomic`` (never half-written; an existing file is kept
-unless ``overwrite``). The cues are timed by the shot changes the transcript keeps (``saved_shot_changes``) unless
-``CueOptions.shot_changes`` says otherwise. Imports neither torch nor whisper: it runs in milliseconds on any machine.
+unless ``overwrite``). The cues are timed by the shot changes the transcript keeps
+(``cues.shots.saved_shot_changes``) unless ``CueOptions.shot_changes`` says otherwise. Imports neither torch nor
+whisper: it runs in milliseconds on any machine.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from whisper_subtitler.cues import CueOptions, build_cues
 from whisper_subtitler.cues.guards import with_removals
+from whisper_subtitler.cues.shots import keeping_shot_changes, saved_shot_changes
 from whisper_subtitler.outputs import output_path, write_subtitles
 from whisper_subtitler.results import FileResult, FileStatus
-from whisper_subtitler.types import Removal, Transcript
+from whisper_subtitler.types import Removal
 from whisper_subtitler.writers import WriterOptions, get_writer, read_transcript, resolve_formats
 
 logger = logging.getLogger(__name__)
-
-
-def saved_shot_changes(transcript: Transcript, options: CueOptions) -> CueOptions:
-    """``options`` with the shot changes and frame rate ``transcript`` keeps (the ones its cues were timed by when it
-    was transcribed) where ``options.shot_changes`` is ``"auto"``; ``options`` unchanged for ``"off"``, for times
-    given, and for a transcript without shot changes."""
-    if options.shot_changes != "auto" or not transcript.shot_changes:
-        return options
-    return replace(options, shot_changes=transcript.shot_changes, fps=transcript.fps or options.fps)
 
 
 def reformat(
@@ -56,11 +48,7 @@ def reformat(
     removed: list[Removal] = []
     cue_options = saved_shot_changes(transcript, cue_options)
     cues = build_cues(transcript, cue_options, removed=removed)
-    transcript = with_removals(transcript, removed)
-    if cue_options.shot_changes == "off":  # the JSON written says what the cues were timed by
-        transcript = replace(transcript, shot_changes=(), fps=None)
-    elif isinstance(cue_options.shot_changes, tuple) and cue_options.shot_changes:
-        transcript = replace(transcript, shot_changes=cue_options.shot_changes, fps=cue_options.fps)
+    transcript = keeping_shot_changes(with_removals(transcript, removed), cue_options)  # what the cues were timed by
     targets = []
     for fmt in names:
         target = output_path(source, output_dir, get_writer(fmt).extension, name_template)

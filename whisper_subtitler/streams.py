@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from whisper_subtitler.audio import check_input, probe_json
+from whisper_subtitler.audio import probe_json
 from whisper_subtitler.errors import AudioLanguageError, UsageError
 from whisper_subtitler.languages import UNDEFINED, normalize, same_language
 
@@ -60,7 +60,7 @@ class StreamList:
 def probe_streams(path: Path) -> StreamList:
     """The streams of ``path``. Raises ``InputError`` for a missing, unreadable or non-media file,
     ``MissingRequirementError`` without ffprobe."""
-    info = probe_json(check_input(Path(path)))
+    info = probe_json(Path(path))
     counts: dict[str, int] = {}
     streams: list[Stream] = []
     for raw in info.get("streams", []):

@@ -96,6 +96,7 @@ def check(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the files that fail.")] = False,
 ) -> None:
     """Report the faults of subtitle FILES against the readability rules transcribe follows."""
+    from whisper_subtitler.cues.shots import saved_shot_changes, used_shot_changes
     from whisper_subtitler.inputs import expand_inputs
     from whisper_subtitler.options import CueOptions
     from whisper_subtitler.quality import read_subtitles, report_of
@@ -110,8 +111,9 @@ def check(
         reference = read_subtitles(against).cues if against is not None else None
         transcript = read_transcript(transcript_path) if transcript_path is not None else None
         shots, options = _shot_changes(video, shot_changes, options)
-        if shots is None and transcript is not None and transcript.shot_changes:  # the ones its cues were timed by
-            shots, options = transcript.shot_changes, replace(options, fps=transcript.fps or options.fps)
+        if shots is None and transcript is not None:  # the shot changes its cues were timed by, if it keeps any
+            options = saved_shot_changes(transcript, options)
+            shots = used_shot_changes(options) or None
     except InputError as e:  # an unreadable reference: unreadable input, exit 2
         fail(e)
         raise typer.Exit(int(ExitCode.USAGE)) from None

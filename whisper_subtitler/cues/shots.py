@@ -30,10 +30,11 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from whisper_subtitler.cues.options import CueOptions
 from whisper_subtitler.cues.timing import Span, needed_duration
+from whisper_subtitler.types import Transcript
 
 WINDOW_SECONDS = 0.5  # Netflix: "12 frames" at 24 fps, "half a second" at any frame rate
 _EXACT = 1e-9  # seconds: rounding room in the duration and gap comparisons, which are exact
@@ -124,3 +125,24 @@ def time_to_shots(
             out[i] = (s, c)
             break
     return out
+
+
+def used_shot_changes(options: CueOptions) -> tuple[float, ...]:
+    """The shot changes (seconds) ``options`` times the cues by; empty for ``"auto"`` or ``"off"`` left unresolved."""
+    return options.shot_changes if isinstance(options.shot_changes, tuple) else ()
+
+
+def saved_shot_changes(transcript: Transcript, options: CueOptions) -> CueOptions:
+    """``options`` with the shot changes and frame rate ``transcript`` keeps (the ones its cues were timed by when it
+    was transcribed) where ``options.shot_changes`` is ``"auto"``; ``options`` unchanged for ``"off"``, for times
+    given, and for a transcript without shot changes."""
+    if options.shot_changes != "auto" or not transcript.shot_changes:
+        return options
+    return replace(options, shot_changes=transcript.shot_changes, fps=transcript.fps or options.fps)
+
+
+def keeping_shot_changes(transcript: Transcript, options: CueOptions) -> Transcript:
+    """``transcript`` saying which shot changes its cues were timed by under ``options`` (none: none kept), so
+    that its JSON carries them (``Transcript.shot_changes``, ``Transcript.fps``)."""
+    used = used_shot_changes(options)
+    return replace(transcript, shot_changes=used, fps=options.fps if used else None)

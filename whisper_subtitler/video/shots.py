@@ -220,8 +220,3 @@ class ShotChanges:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def used_shot_changes(options: CueOptions) -> tuple[float, ...]:
-    """The shot changes (seconds) ``options`` times the cues by; empty for ``"auto"`` or ``"off"`` left unresolved."""
-    return options.shot_changes if isinstance(options.shot_changes, tuple) else ()
