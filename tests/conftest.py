@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,13 @@ from tests import media
 # Every cue built in the suite, in this process and in the CLI processes it starts, is held to the rule that no word
 # of the transcript is lost without a guard's record (cues.builder raises instead of logging).
 os.environ.setdefault("WHISPER_SUBTITLER_STRICT", "1")
+
+# The durable queues and the server's lock (``$XDG_STATE_HOME/whisper-subtitler``) of every command the suite runs
+# live in a folder of this process, never in the user's own state: a server started by a test would otherwise run
+# jobs that another test (or the user) left there, and parallel test processes would share one queue.
+_STATE = tempfile.mkdtemp(prefix="whisper-subtitler-state-")
+os.environ["XDG_STATE_HOME"] = _STATE
+atexit.register(shutil.rmtree, _STATE, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -8,10 +8,11 @@ and options. A second server (the default multilingual model) detects languages.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -31,6 +32,7 @@ import webvtt  # noqa: E402
 from tests import media  # noqa: E402
 from tests import media_multilingual as mm  # noqa: E402
 from tests.conftest import run_cli  # noqa: E402
+from tests.media_conversation import repeated_sample  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -39,38 +41,42 @@ FORMATS = ("srt", "vtt", "txt", "tsv", "json", "ass")
 SPEECH = "Hello there. Every request gets an answer."
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+SERVERS = itertools.count()
 
 
 class Server:
-    """``whisper-subtitler serve ARGS`` on a free port of 127.0.0.1, with ``tmp`` as its TMPDIR."""
+    """``whisper-subtitler serve ARGS`` on a port of 127.0.0.1 that the system picks (``--port 0``), with ``tmp`` as
+    its TMPDIR. The port is read from the server's own "serving on" line: a port found free by the test and handed
+    to the server could be taken by a server of a parallel test process meanwhile, and the test would talk to that
+    one."""
 
     def __init__(self, tmp: Path, *args: str) -> None:
         self.tmp = tmp
         tmp.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = (tmp.parent / f"server-{self.port}.log").open("w+")
+        self.url = ""
+        self.log = (tmp.parent / f"server-{next(SERVERS)}.log").open("w+")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "whisper_subtitler", "serve", "--port", str(self.port), *args],
+            [sys.executable, "-m", "whisper_subtitler", "serve", "--port", "0", *args],
             env={**os.environ, "TMPDIR": str(tmp)},
             stdout=subprocess.DEVNULL,
             stderr=self.log,
         )
 
     def wait_ready(self) -> Server:
-        """Wait until ``/health`` answers (the models are loaded); fails when the process ends first."""
+        """Wait until the server says where it listens and ``/health`` answers there (the models are loaded);
+        fails when the process ends first."""
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             assert self.proc.poll() is None, self.stderr()
+            if not self.url:
+                found = re.search(r"serving on (http://127\.0\.0\.1:\d+)", self.stderr())
+                self.url = found.group(1) if found else ""
             try:
-                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
+                if self.url and httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
                     return self
             except httpx.TransportError:
-                time.sleep(0.3)
+                pass
+            time.sleep(0.3)
         raise AssertionError(f"the server did not start: {self.stderr()}")
 
     def stderr(self) -> str:
@@ -269,18 +275,15 @@ def test_the_openapi_page_documents_the_compatible_parameters(server):
     assert "/detect-language" in spec["paths"] and "/health" in spec["paths"]
 
 
-def test_a_client_that_goes_away_cancels_its_job(server, files):
+def test_a_client_that_goes_away_cancels_its_job(server, files, tmp_path):
+    # three minutes of real speech (Opus, 0.4 MB: under the upload limit): a job no machine ends within the 0.3 s
+    # that the client waits (a few seconds of espeak-ng speech did, on a 16-core CPU)
+    wav = repeated_sample(tmp_path / "long.wav", 180)[0]
+    opus = tmp_path / "long.opus"
+    subprocess.run(["ffmpeg", "-v", "error", "-i", str(wav), "-c:a", "libopus", "-b:a", "16k", str(opus)], check=True)
     before = server.health()["cancelled"]
     with pytest.raises(httpx.ReadTimeout):
-        post(
-            server,
-            "/asr",
-            "audio_file",
-            files["pcm"],
-            output="srt",
-            encode="false",
-            timeout=httpx.Timeout(10, read=0.3),
-        )
+        post(server, "/asr", "long.opus", opus.read_bytes(), output="srt", timeout=httpx.Timeout(10, read=0.3))
     deadline = time.monotonic() + 60
     while (server.health()["cancelled"] == before or server.health()["running"]) and time.monotonic() < deadline:
         time.sleep(0.1)
