@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -136,3 +137,33 @@ def test_cut_wav_aiff_and_flac_are_reported_truncated(tmp_path, suffix, codec):
     with pytest.raises(InputError) as e:
         extract_audio(cut)
     assert str(cut) in e.value.message and "truncated" in e.value.message and "of the 5.0 s" in e.value.message
+
+
+def test_a_file_is_probed_once_while_it_stays_the_same(tmp_path, monkeypatch):
+    """``probe_json`` answers a second question about an unchanged file without starting ffprobe again; a file that
+    changed (new bytes, new modification time) or was replaced is probed again."""
+    import subprocess
+
+    from whisper_subtitler import audio
+
+    calls = []
+    real_run = subprocess.run
+
+    def counting_run(cmd, *args, **kwargs):
+        if Path(cmd[0]).name == "ffprobe":
+            calls.append(cmd)
+        return real_run(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(audio.subprocess, "run", counting_run)
+    clip = tmp_path / "a.wav"
+    media.ffmpeg("-f", "lavfi", "-i", "sine=frequency=440:duration=1", str(clip))
+    first = audio.probe_json(clip)
+    first["format"]["duration"] = "mutated"  # the caller's copy: the next answer must not see it
+    second = audio.probe_json(clip)
+    assert len(calls) == 1
+    assert float(second["format"]["duration"]) == pytest.approx(1.0, abs=0.05)
+    media.ffmpeg("-f", "lavfi", "-i", "sine=frequency=440:duration=2", str(tmp_path / "b.wav"))
+    os.replace(tmp_path / "b.wav", clip)  # another file under the same name
+    third = audio.probe_json(clip)
+    assert len(calls) == 2
+    assert float(third["format"]["duration"]) == pytest.approx(2.0, abs=0.05)

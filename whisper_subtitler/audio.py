@@ -32,6 +32,7 @@ from whisper_subtitler.types import SAMPLE_RATE, Audio, ChannelUse
 log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 60.0  # seconds for ffprobe to read a header
+PROBE_CACHE_SIZE = 16  # files whose ffprobe answer is kept (probe_json)
 TRUNCATION_TOLERANCE = 0.95  # decoded / declared duration below this means a truncated file
 DECODE_TIMEOUT_S = 600.0  # seconds ffmpeg may take to deliver one piece (a 3-hour file decodes in about a minute)
 STREAMED_WAV_SIZE = 0x7FFF0000  # a WAV data size this large is a placeholder, written when the length was unknown
@@ -104,8 +105,33 @@ def probe_json(path: Path) -> dict:
     """ffprobe's JSON (``-show_streams -show_format``) for ``path``, with the hardening above (a protocol whitelist
     of ``file``, a timeout), after ``check_input``'s ``stat`` (ffprobe would wait on a FIFO until its timeout).
     Raises ``InputError`` when the path is not a readable regular file or ffprobe cannot read it,
-    ``MissingRequirementError`` without ffprobe."""
+    ``MissingRequirementError`` without ffprobe.
+
+    A file is probed once while it stays the same (its device, inode, size and modification and change times):
+    a run asks for the streams of its input up to three times (the audio, the shot changes, the names of the
+    outputs), and each ffprobe process costs about 0.15 s to start, as much as decoding ten minutes of WAV. The
+    caller gets its own copy."""
     checked = check_input(Path(path))
+    st = checked.stat()
+    key = (str(checked), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    with _PROBED_LOCK:
+        known = _PROBED.get(key)
+    if known is not None:
+        return json.loads(known)
+    text = _run_ffprobe(path, checked)
+    with _PROBED_LOCK:
+        _PROBED[key] = text
+        while len(_PROBED) > PROBE_CACHE_SIZE:
+            del _PROBED[next(iter(_PROBED))]
+    return json.loads(text)
+
+
+_PROBED: dict[tuple, bytes] = {}  # probe_json's answers, oldest first
+_PROBED_LOCK = threading.Lock()  # the prefetch thread probes the next file while this one is transcribed
+
+
+def _run_ffprobe(path: Path, checked: Path) -> bytes:
+    """ffprobe's JSON output for the checked path ``checked`` (``path`` as the user gave it names it in errors)."""
     cmd = [
         ffmpeg_binary("ffprobe"),
         "-v",
@@ -124,7 +150,7 @@ def probe_json(path: Path) -> dict:
         raise InputError(f"{path}: ffprobe timed out after {PROBE_TIMEOUT_S:.0f} s") from None
     if proc.returncode != 0:
         raise InputError(f"{path}: not a readable media file ({last_error_line(proc.stderr)})")
-    return json.loads(proc.stdout or b"{}")
+    return proc.stdout or b"{}"
 
 
 def wav_declared_duration(path: Path) -> float | None:

@@ -67,6 +67,7 @@ SHORTFALL_COST = 40.0  # cost of a cue that gets none of the time it needs (scal
 PAUSE_BONUS = 4.0  # bonus of a boundary at a pause as long as ``pause``
 INNER_SENTENCE_COST = 3.0  # cost of a sentence end inside a cue
 LAYOUT_WEIGHT = 0.5  # weight of the cue's own line-break penalty
+PRUNE_MARGIN = 1e-9  # a cue start is skipped only when its cost is sure to be higher by more than rounding
 
 
 class _Context:
@@ -225,6 +226,7 @@ def _group_run(words: list[Word], limit_end: float, ctx: _Context, first_labelle
         if not can_cut[j]:
             continue
         avail_end = words[j].start - o.min_gap if j < n else limit_end
+        starts = []  # the cue starts i that may end at j, found nearest first
         for i in range(j - 1, -1, -1):
             if not can_cut[i] or best[i] == inf:
                 if cols[j] - cols[i] > max_cols + 1:
@@ -232,6 +234,17 @@ def _group_run(words: list[Word], limit_end: float, ctx: _Context, first_labelle
                 continue
             if j - i > 1 and (cols[j] - cols[i] > max_cols + 1 or words[j - 1].end - words[i].start > o.max_duration):
                 break
+            starts.append(i)
+        # Longest cue first, so that a good cost is known early and the shorter cues whose cost cannot be lower
+        # (their cost without the layout and shortfall terms, both >= 0, already exceeds it) are never laid out.
+        # Same result as trying them all: among equal costs the latest start wins (``<=``), as when the starts
+        # were tried nearest first with ``<``.
+        for i in reversed(starts):
+            fixed = CUE_COST + INNER_SENTENCE_COST * (sentence_ends[j - 1] - sentence_ends[i])
+            if i > 0:
+                fixed += penalties[i] - bonuses[i]
+            if best[i] + fixed > best[j] + PRUNE_MARGIN:
+                continue
             lay = ctx.layout_tokens(tokens_of(i, j), speaker, (i == 0 and first_labelled) or labelled_all)
             if lay is None:
                 continue
@@ -244,7 +257,7 @@ def _group_run(words: list[Word], limit_end: float, ctx: _Context, first_labelle
             if i > 0:
                 cost += penalties[i]
                 cost -= bonuses[i]
-            if best[i] + cost < best[j]:
+            if best[i] + cost <= best[j]:
                 best[j], back[j] = best[i] + cost, i
     if best[n] == inf:  # nothing fits (a word wider than two lines): one cue per word
         return [[w] for w in words]
