@@ -209,8 +209,6 @@ def decode_window(path: Path, audio_track: int, count: int, start: float, length
 def _open(path: Path, audio_track: int, channels: str = AUTO) -> tuple[Path, float | None, list[str], ChannelUse]:
     """Check and probe ``path``; returns the absolute path, the declared duration, the ffmpeg command and the channel
     it takes (``channels.choose_channel`` with ``--channels channels``)."""
-    import ffmpeg
-
     absolute = check_input(path)
     info = probe(absolute)
     if info.audio_streams == 0:
@@ -230,15 +228,36 @@ def _open(path: Path, audio_track: int, channels: str = AUTO) -> tuple[Path, flo
         count,
         declared,
     )
+    return absolute, declared, _decode_command(absolute, audio_track, channel.pan), channel
+
+
+def _decode_command(absolute: Path, audio_track: int, pan: str | None) -> list[str]:
+    """The ffmpeg command that writes audio track ``audio_track`` of ``absolute`` to stdout as 16 kHz mono float32:
+    the downmix (``pan`` None) or ``pan``, an ffmpeg ``pan`` filter that keeps one channel."""
+    import ffmpeg
+
     # The downmix keeps the command of every earlier version (-ac 1): mono and stereo outputs stay the same.
-    mix: dict[str, object] = {"ac": 1} if channel.pan is None else {"af": channel.pan}
-    cmd = (
+    mix: dict[str, object] = {"ac": 1} if pan is None else {"af": pan}
+    return (
         ffmpeg.input(ffmpeg_url(absolute), protocol_whitelist="file")
         .output("pipe:", map=f"0:a:{audio_track}", format="f32le", acodec="pcm_f32le", **mix, ar=SAMPLE_RATE)
         .global_args("-nostdin", "-hide_banner", "-loglevel", "error")
         .compile(cmd=ffmpeg_binary("ffmpeg"))
     )
-    return absolute, declared, cmd, channel
+
+
+def _start_decoding(cmd: list[str], errors) -> subprocess.Popen:  # noqa: ANN001 - a binary file for stderr
+    """Start ``cmd`` with its stdout as a pipe and its stderr into the file ``errors`` (a file, not a pipe: ffmpeg
+    cannot block on a full stderr pipe)."""
+    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
+
+
+def _stop_decoding(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
 
 
 def _check_complete(path: Path, decoded: float, declared: float | None) -> None:
@@ -272,12 +291,32 @@ def stream_audio(
     memory holds one piece, not the whole file. The truncation check runs when the stream ends: a truncated
     file raises ``InputError`` after its last piece, before anything is written. ffmpeg is stopped when the
     caller stops early (``close()``, an exception, Ctrl-C).
+
+    The downmix, what nearly every file gets, starts decoding while ffprobe reads the file: starting ffmpeg and
+    ffprobe costs about 0.15 s each on two cores, more than decoding ten minutes of audio. When the probe decides
+    on another command (one channel of a film mix) or fails, that process is stopped and its output dropped.
     """
     path = Path(path)
-    absolute, declared, cmd, channel = _open(path, audio_track, channels)
+    errors = tempfile.TemporaryFile()
+    try:
+        early = _start_decoding(_decode_command(check_input(path), audio_track, None), errors)
+    except BaseException:
+        errors.close()
+        raise
+    try:
+        absolute, declared, cmd, channel = _open(path, audio_track, channels)
+    except BaseException:
+        _stop_decoding(early)
+        errors.close()
+        raise
+    proc = early
+    if cmd != early.args:
+        _stop_decoding(early)
+        errors.close()
+        errors = tempfile.TemporaryFile()
+        proc = _start_decoding(cmd, errors)
     bytes_per_piece = None if piece_seconds is None else int(piece_seconds * SAMPLE_RATE) * 4
-    with tempfile.TemporaryFile() as errors:  # a file, not a pipe: ffmpeg cannot block on a full stderr pipe
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
+    with errors:
         stdout = proc.stdout
         assert stdout is not None  # stdout=PIPE
 
@@ -323,7 +362,4 @@ def stream_audio(
             if warning:
                 log.warning("%s: ffmpeg reported: %s", path, last_error_line(warning))
         finally:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            stdout.close()
+            _stop_decoding(proc)

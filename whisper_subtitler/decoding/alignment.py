@@ -124,7 +124,12 @@ def _row_alignment(
     jump_times = time_indices[jumps] / TOKENS_PER_SECOND
     start_times = jump_times[word_boundaries[:-1]]
     end_times = jump_times[word_boundaries[1:]]
-    probabilities = [np.mean(text_token_probs[i:j]) for i, j in zip(word_boundaries[:-1], word_boundaries[1:])]
+    # np.mean of each word's slice, as find_alignment takes it, from one array: the same sum and division without
+    # np.mean's conversion of a list and its checks at every word (a word has at least one token)
+    token_probs = np.asarray(text_token_probs, dtype=np.float64)
+    probabilities = [
+        np.add.reduce(token_probs[i:j]) / (j - i) for i, j in zip(word_boundaries[:-1], word_boundaries[1:])
+    ]
     rows = zip(words, word_tokens, start_times, end_times, probabilities)
     return [WordTiming(w, t, s, e, p) for w, t, s, e, p in rows]
 
