@@ -215,3 +215,43 @@ def test_quick_two_word_reply_is_shown_at_least_0_3_s():
     assert_hard_rules(cues)
     assert [w for c in cues for w in c.words] == ask + reply + go_on
     assert cues[1].words == tuple(reply) and cues[2].start - go_on[0].start < 0.3
+
+
+def test_skipping_cue_starts_that_cannot_win_gives_the_cues_of_trying_every_start(monkeypatch):
+    """The cue layout skips a start whose cost without its layout and shortfall terms already exceeds the best found
+    (``builder.PRUNE_MARGIN``); with the skip turned off every start is laid out. Seeded varied speech: sentences,
+    clauses, names, numbers, fast and slow speakers, pauses, two speakers and every speaker style; same cues."""
+    import random
+
+    from whisper_subtitler.cues import builder
+
+    rng = random.Random(48)
+    vocabulary = (
+        "the a of and to in that it is was he for on are as with his they I at be this have from or one had by "
+        "word but not what all were we when your can said there use an each which she do how their if will up "
+        "Paris London Mary Smith 1984 42 percent, today. really? yes! well, however; OK."
+    ).split()
+    word_lists, t = [], 0.0
+    for _segment in range(40):
+        text = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(3, 30)))
+        speaker = f"SPEAKER_0{rng.randint(0, 1)}"
+        words = words_of(
+            text, t, char_seconds=rng.uniform(0.03, 0.1), gap=rng.choice((0.0, 0.04, 0.3)), speaker=speaker
+        )
+        word_lists.append(words)
+        t = words[-1].end + rng.choice((0.1, 0.5, 1.5))
+    transcript = transcript_of(*word_lists)
+    for options in (
+        CueOptions(),
+        CueOptions(max_lines=1),
+        CueOptions(max_lines=3, max_line_width=32),
+        CueOptions(max_line_width=20, max_cps=12.0),
+        CueOptions(speaker_style="label"),
+        CueOptions(speaker_style="dash"),
+    ):
+        pruned = build_cues(transcript, options)
+        monkeypatch.setattr(builder, "PRUNE_MARGIN", float("inf"))
+        every_start = build_cues(transcript, options)
+        monkeypatch.undo()
+        assert pruned == every_start
+        assert len(pruned) > 40
