@@ -247,8 +247,7 @@ def _decode_command(absolute: Path, audio_track: int, pan: str | None) -> list[s
 
 
 def _start_decoding(cmd: list[str], errors) -> subprocess.Popen:  # noqa: ANN001 - a binary file for stderr
-    """Start ``cmd`` with its stdout as a pipe and its stderr into the file ``errors`` (a file, not a pipe: ffmpeg
-    cannot block on a full stderr pipe)."""
+    """Start ``cmd`` with its stdout as a pipe and its stderr into the file ``errors``."""
     return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
 
 
@@ -297,69 +296,75 @@ def stream_audio(
     on another command (one channel of a film mix) or fails, that process is stopped and its output dropped.
     """
     path = Path(path)
-    errors = tempfile.TemporaryFile()
-    try:
-        early = _start_decoding(_decode_command(check_input(path), audio_track, None), errors)
-    except BaseException:
-        errors.close()
-        raise
-    try:
-        absolute, declared, cmd, channel = _open(path, audio_track, channels)
-    except BaseException:
-        _stop_decoding(early)
-        errors.close()
-        raise
-    proc = early
-    if cmd != early.args:
-        _stop_decoding(early)
-        errors.close()
-        errors = tempfile.TemporaryFile()
-        proc = _start_decoding(cmd, errors)
     bytes_per_piece = None if piece_seconds is None else int(piece_seconds * SAMPLE_RATE) * 4
-    with errors:
-        stdout = proc.stdout
-        assert stdout is not None  # stdout=PIPE
-
-        def stop(timed_out: threading.Event) -> None:
-            timed_out.set()
-            proc.kill()
-
+    with tempfile.TemporaryFile() as errors:  # a file, not a pipe: ffmpeg cannot block on a full stderr pipe
+        early = _start_decoding(_decode_command(check_input(path), audio_track, None), errors)
         try:
-            offset_samples = 0
-            while True:
-                # A time limit on ffmpeg's own work: each read may wait at most DECODE_TIMEOUT_S for ffmpeg.
-                timed_out = threading.Event()
-                watchdog = threading.Timer(DECODE_TIMEOUT_S, stop, args=(timed_out,))
-                watchdog.start()
-                try:
-                    data = stdout.read(bytes_per_piece) if bytes_per_piece else stdout.read()
-                finally:
-                    watchdog.cancel()
-                if timed_out.is_set():
-                    raise InputError(f"{path}: ffmpeg timed out after {DECODE_TIMEOUT_S:.0f} s without output")
-                usable = len(data) - len(data) % 4
-                if usable == 0 and offset_samples > 0:
-                    break
-                samples = np.frombuffer(data, dtype=np.float32, count=usable // 4).copy()  # writable, for torch
-                del data
-                yield Audio(
-                    samples=samples,
-                    sample_rate=SAMPLE_RATE,
-                    source=path,
-                    container_duration=declared,
-                    offset=offset_samples / SAMPLE_RATE,
-                    channel=channel,
-                )
-                offset_samples += len(samples)
-                if bytes_per_piece is None or usable < bytes_per_piece:
-                    break
-            if proc.wait() != 0:
-                errors.seek(0)
-                raise InputError(f"{path}: ffmpeg could not decode the audio ({last_error_line(errors.read())})")
-            _check_complete(path, offset_samples / SAMPLE_RATE, declared)
+            _, declared, cmd, channel = _open(path, audio_track, channels)
+        except BaseException:
+            _stop_decoding(early)
+            raise
+        if cmd == early.args:
+            yield from _pieces(path, early, errors, bytes_per_piece, declared, channel)
+            return
+        _stop_decoding(early)
+    with tempfile.TemporaryFile() as errors:
+        proc = _start_decoding(cmd, errors)
+        yield from _pieces(path, proc, errors, bytes_per_piece, declared, channel)
+
+
+def _pieces(
+    path: Path,
+    proc: subprocess.Popen,
+    errors,  # noqa: ANN001 - the binary file that holds ffmpeg's stderr
+    bytes_per_piece: int | None,
+    declared: float | None,
+    channel: ChannelUse,
+) -> Generator[Audio, None, None]:
+    """``stream_audio``'s pieces from the running ffmpeg ``proc``, which is stopped when the caller stops early."""
+    stdout = proc.stdout
+    assert stdout is not None  # stdout=PIPE
+
+    def stop(timed_out: threading.Event) -> None:
+        timed_out.set()
+        proc.kill()
+
+    try:
+        offset_samples = 0
+        while True:
+            # A time limit on ffmpeg's own work: each read may wait at most DECODE_TIMEOUT_S for ffmpeg.
+            timed_out = threading.Event()
+            watchdog = threading.Timer(DECODE_TIMEOUT_S, stop, args=(timed_out,))
+            watchdog.start()
+            try:
+                data = stdout.read(bytes_per_piece) if bytes_per_piece else stdout.read()
+            finally:
+                watchdog.cancel()
+            if timed_out.is_set():
+                raise InputError(f"{path}: ffmpeg timed out after {DECODE_TIMEOUT_S:.0f} s without output")
+            usable = len(data) - len(data) % 4
+            if usable == 0 and offset_samples > 0:
+                break
+            samples = np.frombuffer(data, dtype=np.float32, count=usable // 4).copy()  # writable, for torch
+            del data
+            yield Audio(
+                samples=samples,
+                sample_rate=SAMPLE_RATE,
+                source=path,
+                container_duration=declared,
+                offset=offset_samples / SAMPLE_RATE,
+                channel=channel,
+            )
+            offset_samples += len(samples)
+            if bytes_per_piece is None or usable < bytes_per_piece:
+                break
+        if proc.wait() != 0:
             errors.seek(0)
-            warning = errors.read().strip()
-            if warning:
-                log.warning("%s: ffmpeg reported: %s", path, last_error_line(warning))
-        finally:
-            _stop_decoding(proc)
+            raise InputError(f"{path}: ffmpeg could not decode the audio ({last_error_line(errors.read())})")
+        _check_complete(path, offset_samples / SAMPLE_RATE, declared)
+        errors.seek(0)
+        warning = errors.read().strip()
+        if warning:
+            log.warning("%s: ffmpeg reported: %s", path, last_error_line(warning))
+    finally:
+        _stop_decoding(proc)

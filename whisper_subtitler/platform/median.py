@@ -5,8 +5,8 @@ unfolding the tensor into 7-wide windows and sorting each (``x.unfold(-1, 7, 1).
 6 heads x about 110 tokens x 1500 frames, that is about 70 ms on two cores, most of the word-timing stage. A
 selection over 7 values per output in a compiled loop gives the same numbers (a median picks one of the inputs; no
 arithmetic) in a few milliseconds: 4.9 ms against whisper's 79 ms on that shape, where SciPy's
-``ndimage.median_filter`` (``mode="mirror"``, the same numbers) took 84 ms, so no library does it faster. Imported only when word timing is set up: it imports numba, which
-``whisper.timing`` imports anyway.
+``ndimage.median_filter`` (``mode="mirror"``, the same numbers) took 84 ms, so no library does it faster. Imported
+only when word timing is set up: it imports numba, which ``whisper.timing`` imports anyway.
 """
 
 from __future__ import annotations
