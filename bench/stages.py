@@ -32,6 +32,18 @@ HERE = Path(__file__).resolve().parent
 CPU_SIDE = ("audio", "vad", "dtw", "cues", "write")
 
 
+def forget_speech_probabilities() -> None:
+    """Empty ``vad``'s cache of speech probabilities (keyed by the samples' digest), so that each run of the same clip
+    runs the VAD network again, as a new file does; without this the runs after the warm-up timed a cache lookup."""
+    from whisper_subtitler import vad
+
+    kept = getattr(vad, "_kept", None)
+    if kept is not None:
+        with vad._kept_lock:
+            kept.clear()
+            vad._kept_arrays.clear()
+
+
 def measure_once(clip: Path, model: str, runs: int) -> dict:
     """Runs in this process (the tree on ``sys.path``): the stage seconds of each run."""
     from whisper_subtitler import Subtitler
@@ -58,6 +70,7 @@ def measure_once(clip: Path, model: str, runs: int) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(runs):
             spent.clear()
+            forget_speech_probabilities()
             result = subtitler.run(clip)
             started = time.perf_counter()
             for ext in ("srt", "vtt"):
