@@ -165,9 +165,9 @@ def test_the_downmix_command_of_mono_and_stereo_is_unchanged(films, conversation
             .global_args("-nostdin", "-hide_banner", "-loglevel", "error")
             .compile(cmd=ffmpeg_binary("ffmpeg"))
         )
-        _, _, cmd, use = _open(source, 0)
+        _, cmd, use = _open(source, 0)
         assert cmd == before and use.default and use.used == "downmix"
-    _, _, cmd, use = _open(films["5.1 aac mp4"], 0, "downmix")
+    _, cmd, use = _open(films["5.1 aac mp4"], 0, "downmix")
     assert "-ac" in cmd and "-af" not in cmd and not use.default
 
 

@@ -108,9 +108,9 @@ def probe_json(path: Path) -> dict:
     ``MissingRequirementError`` without ffprobe.
 
     A file is probed once while it stays the same (its device, inode, size and modification and change times):
-    a run asks for the streams of its input up to three times (the audio, the shot changes, the names of the
-    outputs), and each ffprobe process costs about 0.15 s to start, as much as decoding ten minutes of WAV. The
-    caller gets its own copy."""
+    a run asks for the streams of its input at least twice (the audio and the shot changes; with some options also
+    the audio language, ``--skip-existing`` or LRC's tags), and each ffprobe process costs 0.13-0.15 s on two cores,
+    nearly all of it the process's start. The caller gets its own copy."""
     checked = check_input(Path(path))
     st = checked.stat()
     key = (str(checked), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
@@ -206,9 +206,9 @@ def decode_window(path: Path, audio_track: int, count: int, start: float, length
     return np.frombuffer(proc.stdout[:usable], dtype=np.float32).reshape(-1, count)
 
 
-def _open(path: Path, audio_track: int, channels: str = AUTO) -> tuple[Path, float | None, list[str], ChannelUse]:
-    """Check and probe ``path``; returns the absolute path, the declared duration, the ffmpeg command and the channel
-    it takes (``channels.choose_channel`` with ``--channels channels``)."""
+def _open(path: Path, audio_track: int, channels: str = AUTO) -> tuple[float | None, list[str], ChannelUse]:
+    """Check and probe ``path``; returns the declared duration, the ffmpeg command and the channel it takes
+    (``channels.choose_channel`` with ``--channels channels``)."""
     absolute = check_input(path)
     info = probe(absolute)
     if info.audio_streams == 0:
@@ -228,7 +228,7 @@ def _open(path: Path, audio_track: int, channels: str = AUTO) -> tuple[Path, flo
         count,
         declared,
     )
-    return absolute, declared, _decode_command(absolute, audio_track, channel.pan), channel
+    return declared, _decode_command(absolute, audio_track, channel.pan), channel
 
 
 def _decode_command(absolute: Path, audio_track: int, pan: str | None) -> list[str]:
@@ -300,7 +300,7 @@ def stream_audio(
     with tempfile.TemporaryFile() as errors:  # a file, not a pipe: ffmpeg cannot block on a full stderr pipe
         early = _start_decoding(_decode_command(check_input(path), audio_track, None), errors)
         try:
-            _, declared, cmd, channel = _open(path, audio_track, channels)
+            declared, cmd, channel = _open(path, audio_track, channels)
         except BaseException:
             _stop_decoding(early)
             raise
