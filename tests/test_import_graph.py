@@ -52,7 +52,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "interrupts",
     ),
     ("platform", "models"),  # the machine and the model files
-    ("decoding", "vad"),  # openai-whisper's decoding, batched (chunks, budgets, beams, kernels, alignment); the VAD
+    ("decoding", "vad", "vad_network"),  # openai-whisper's batched decoding (chunks, budgets, kernels); the VAD
     ("types", "errors", "languages", "cache", "version"),  # values, failures, constants
 )
 

@@ -3,6 +3,8 @@ the network run once per audio."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -95,3 +97,71 @@ def test_a_piece_cut_from_audio_reuses_its_probabilities(sample, monkeypatch):
     assert reused.shape == own.shape
     np.testing.assert_array_equal(reused[:-1], own[:-1])
     assert reused[-1] == full[len(reused) - 1]
+
+
+@pytest.fixture(scope="module")
+def long_sample(sample):
+    """Three minutes of real speech (the sample six times, cut to end inside a frame): eleven encoder blocks, more
+    than the two per thread that the split keeps in flight."""
+    return np.ascontiguousarray(np.tile(sample, 6)[:-100], dtype=np.float32)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_the_split_network_gives_the_stock_models_probabilities_bit_for_bit(long_sample, tmp_path, threads):
+    from whisper_subtitler import vad_network
+
+    stock = vad_network.silero().load_silero_vad(sequence=True).audio_forward(long_sample, sampling_rate=16_000)
+    model = vad_network.load(threads, tmp_path)
+    assert isinstance(model, vad_network.SplitSileroVad)
+    got = model.audio_forward(long_sample)
+    assert got.shape == (-(-len(long_sample) // 512),) == stock.shape
+    np.testing.assert_array_equal(got, stock)
+    assert 0.2 < float(np.mean(got > 0.5)) < 0.95  # speech and pauses, not a constant
+    assert model.audio_forward(long_sample[:0]).shape == (0,)
+    with pytest.raises(ValueError, match="16000"):
+        model.audio_forward(long_sample, sampling_rate=8000)
+
+
+def test_the_cut_is_kept_and_reused_and_a_damaged_one_is_made_again(sample, tmp_path, monkeypatch):
+    from whisper_subtitler import vad_network
+
+    first = vad_network.load(2, tmp_path).audio_forward(sample)
+    kept = sorted(p.name for p in tmp_path.iterdir())
+    assert len(kept) == 2 and all(name.startswith("silero-vad-") for name in kept)
+    cuts = []
+    real_cut = vad_network.cut
+    monkeypatch.setattr(vad_network, "cut", lambda data: cuts.append(1) or real_cut(data))
+    again = vad_network.load(2, tmp_path)
+    assert isinstance(again, vad_network.SplitSileroVad) and cuts == []  # read from the cache, not cut again
+    np.testing.assert_array_equal(again.audio_forward(sample), first)
+    damaged = next(p for p in tmp_path.iterdir() if "encoder" in p.name)
+    damaged.write_bytes(b"not a model")
+    remade = vad_network.load(2, tmp_path)
+    assert cuts == [1] and damaged.stat().st_size > 1000
+    np.testing.assert_array_equal(remade.audio_forward(sample), first)
+
+
+def test_without_onnx_or_a_writable_cache_the_numbers_are_the_same(sample, tmp_path, monkeypatch, caplog):
+    import logging
+    import sys
+
+    from whisper_subtitler import vad_network
+
+    expected = vad_network.load(1, tmp_path / "first").audio_forward(sample)
+    read_only = tmp_path / "read-only"
+    read_only.mkdir()
+    read_only.chmod(0o500)
+    try:
+        with caplog.at_level(logging.INFO):
+            split = vad_network.load(2, read_only / "models")
+        assert isinstance(split, vad_network.SplitSileroVad)  # kept in memory
+        np.testing.assert_array_equal(split.audio_forward(sample), expected)
+        assert "cannot keep the split Silero VAD" in caplog.text or os.geteuid() == 0
+    finally:
+        read_only.chmod(0o700)
+    monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx raises ImportError
+    with caplog.at_level(logging.INFO):
+        stock = vad_network.load(2, tmp_path / "empty")
+    assert not isinstance(stock, vad_network.SplitSileroVad)
+    assert "runs on one thread" in caplog.text
+    np.testing.assert_array_equal(stock.audio_forward(sample, sampling_rate=16_000), expected)

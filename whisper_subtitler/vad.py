@@ -1,8 +1,9 @@
 """Voice activity detection (VAD): where in the audio someone speaks.
 
 Uses Silero VAD (silero-vad package, MIT; the model ships in the wheel) through its batched "sequence" ONNX
-front-end, which gives the same speech timestamps as the stock streaming model with one ONNX call per block of
-frames instead of a Python loop per 32 ms frame (silero-vad ``sequence_vad.py``, snakers4/silero-vad PR 784).
+model, which gives the same speech timestamps as the stock streaming model with one ONNX call per block of
+frames instead of a Python loop per 32 ms frame (silero-vad ``sequence_vad.py``, snakers4/silero-vad PR 784),
+itself cut in two so that its frame encoder runs on every CPU thread (:mod:`.vad_network`).
 """
 
 from __future__ import annotations
@@ -46,15 +47,12 @@ MIN_PAUSE = 0.08  # seconds: shorter gaps between speech regions are not pauses
 
 @lru_cache(maxsize=1)
 def _load_model():
-    import torch
+    """Silero VAD's sequence model in its fastest exact form (:func:`.vad_network.load`) and silero-vad's rules
+    from probabilities to speech timestamps."""
+    from whisper_subtitler import vad_network
 
-    threads = torch.get_num_threads()
-    try:
-        # ``import silero_vad`` calls torch.set_num_threads(1) for the whole process (docs/performance.md, "Traps").
-        from silero_vad import get_speech_timestamps_from_probs, load_silero_vad
-    finally:
-        torch.set_num_threads(threads)
-    return load_silero_vad(sequence=True), get_speech_timestamps_from_probs
+    silero = vad_network.silero()
+    return vad_network.load(vad_network.default_threads()), silero.get_speech_timestamps_from_probs
 
 
 FRAME_SAMPLES = 512  # samples per Silero VAD frame at 16 kHz (32 ms)
@@ -70,8 +68,8 @@ def speech_probabilities(samples: np.ndarray) -> np.ndarray:
 
     The last :data:`KEPT_PROBABILITIES` results are kept, keyed by a digest of the samples (a few hundred KB per
     hour of audio): the transcription's VAD and the diarization's tighter one (``diarize.embedded.trim_to_speech``)
-    read the same audio with different settings, and the network runs once (about 1 s per 10 minutes of audio
-    on 2 CPU cores), also when the next file's first piece is prefetched in between (:mod:`.prefetch`).
+    read the same audio with different settings, and the network runs once (docs/performance.md gives its cost
+    per hour of audio), also when the next file's first piece is prefetched in between (:mod:`.prefetch`).
     """
     samples = np.ascontiguousarray(samples, dtype=np.float32)
     with _kept_lock:

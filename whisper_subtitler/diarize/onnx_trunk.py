@@ -10,7 +10,7 @@ against 0.48-0.57 s, whole frame-level network 0.56-0.68 s against 0.92-1.17 s, 
 took 7.7 s to prepare the whole network, in every process.
 
 The network is exported once per checkpoint and torch version with ``torch.onnx.export`` (the ``onnx``
-package, part of the ``diarize`` extra) and kept in ``$XDG_CACHE_HOME/whisper-subtitler/models``, written
+package, a base dependency) and kept in ``$XDG_CACHE_HOME/whisper-subtitler/models``, written
 atomically; a read-only cache keeps the export in memory. Without ``onnx``, or when the export or ONNX
 Runtime fails, :func:`cpu_session` returns ``None`` and the caller stays on torch (logged once).
 """
@@ -19,17 +19,19 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from whisper_subtitler.cache import write_atomically
+
 log = logging.getLogger(__name__)
 
 EXPORT_FORMAT = 1  # bump when the exported graph changes (inputs, outputs, opset), so old cache files are unused
 OPSET = 17
+WHAT = "the CAM++ ONNX export"  # in the log line of a cache that cannot be written
 
 
 class FrameNetwork(torch.nn.Module):
@@ -148,8 +150,8 @@ def cpu_session(
         log.info("CAM++ stays on torch: the ONNX Runtime path failed (%s: %s)", type(exc).__name__, exc)
         return None
     if target is not None:
-        _write_atomically(target, model)
-        _write_atomically(check_record(target), _record(session.expected))
+        write_atomically(target, model, WHAT)
+        write_atomically(check_record(target), _record(session.expected), WHAT)
     return session
 
 
@@ -189,7 +191,7 @@ def _checked_cached(session: OnnxFrameNetwork, network: FrameNetwork, record: Pa
         expected = torch.from_numpy(np.load(record, allow_pickle=False))
     except (OSError, ValueError):
         session = _checked(session, network)
-        _write_atomically(record, _record(session.expected))
+        write_atomically(record, _record(session.expected), WHAT)
         return session
     if not _matches(session, expected):
         raise ValueError(f"the ONNX Runtime output differs from the record {record.name}")
@@ -205,20 +207,3 @@ def _record(expected: torch.Tensor | None) -> bytes:
     buffer = io.BytesIO()
     np.save(buffer, expected.numpy(), allow_pickle=False)
     return buffer.getvalue()
-
-
-def _write_atomically(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` through a temporary file and ``os.replace``; a read-only cache is logged."""
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    except OSError as exc:
-        log.info("cannot cache the CAM++ ONNX export in %s (%s); it is kept in memory", target.parent, exc)
-        return
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        log.info("cannot cache the CAM++ ONNX export in %s (%s); it is kept in memory", target.parent, exc)
