@@ -4,6 +4,7 @@ the network run once per audio."""
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 import pytest
@@ -165,3 +166,28 @@ def test_without_onnx_or_a_writable_cache_the_numbers_are_the_same(sample, tmp_p
     assert not isinstance(stock, vad_network.SplitSileroVad)
     assert "runs on one thread" in caplog.text
     np.testing.assert_array_equal(stock.audio_forward(sample, sampling_rate=16_000), expected)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_runs_the_split_network_with_its_own_threads(sample, tmp_path):
+    """A child forked after the encoder threads started has none of them; it must not wait for them forever."""
+    from whisper_subtitler import vad_network
+
+    model = vad_network.load(2, tmp_path)
+    expected = model.audio_forward(sample)
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only with the same numbers
+        try:
+            os._exit(0 if np.array_equal(model.audio_forward(sample), expected) else 1)
+        finally:
+            os._exit(2)
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            pytest.fail("the forked child hung on the encoder's thread pool")
+        time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -93,6 +93,11 @@ class SplitSileroVad:
         self.threads = max(1, threads)
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        if hasattr(os, "register_at_fork"):  # a forked child has none of the pool's threads: it makes its own
+            os.register_at_fork(after_in_child=self._forget_pool)
+
+    def _forget_pool(self) -> None:
+        self._pool, self._pool_lock = None, threading.Lock()
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._pool_lock:
