@@ -50,6 +50,35 @@ def test_prepared_file_is_handed_over_once_from_another_thread():
     assert p.take(Path("a.wav")) is None  # taken once
 
 
+def test_the_background_vad_keeps_to_its_own_thread(tmp_path, monkeypatch):
+    """The next file's VAD runs beside the model, which has the cores: the split network's encoder pool is not used
+    there (it is in the foreground), and the probabilities are the same."""
+    import numpy as np
+
+    from whisper_subtitler import vad_network
+
+    model = vad_network.load(2, tmp_path)
+    from whisper_subtitler.audio import extract_audio
+
+    samples = np.ascontiguousarray(np.tile(extract_audio(media.SAMPLE_WAV).samples, 3), dtype=np.float32)
+    pools = []
+    real_executor = model._executor
+    monkeypatch.setattr(model, "_executor", lambda: pools.append(threading.current_thread().name) or real_executor())
+    found = {}
+
+    def prepare(source: Path) -> Prepared:
+        found["background"] = model.audio_forward(samples)
+        return prepared()
+
+    p = Prefetcher(prepare)
+    p.start(Path("a.wav"))
+    p.take(Path("a.wav"))
+    assert pools == []
+    foreground = model.audio_forward(samples)
+    assert pools == ["MainThread"]
+    np.testing.assert_array_equal(found["background"], foreground)
+
+
 def test_an_error_is_raised_when_its_file_is_taken():
     def prepare(source: Path) -> Prepared:
         raise InputError(f"{source}: not a media file")

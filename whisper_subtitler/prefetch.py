@@ -7,7 +7,8 @@ the pipeline takes that file, so it is reported for the right file, in order. On
 holding at most one piece of audio (``audio.PIECE_SECONDS``).
 
 It is meant for GPUs, where the CPU is idle while the model works; on a 2-core CPU it was neither faster nor slower
-(docs/performance.md), so it stays on everywhere: one code path.
+(docs/performance.md), so it stays on everywhere: one code path. The VAD's encoder, which a run in the foreground
+spreads over every thread (:mod:`.vad_network`), stays on the background thread here.
 """
 
 from __future__ import annotations
@@ -54,8 +55,11 @@ class Prefetcher:
         self._thread.start()
 
     def _run(self, source: Path) -> None:
+        from whisper_subtitler.vad_network import one_thread
+
         try:
-            self._result = self._prepare(source)
+            with one_thread():  # beside the model, which has the cores: the VAD stays on this thread
+                self._result = self._prepare(source)
         except BaseException as e:  # kept for take(): raised in the pipeline's thread, for this file
             self._error = e
 

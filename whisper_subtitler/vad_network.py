@@ -24,6 +24,7 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,20 @@ ENCODED = "/Relu_3_output_0"  # the encoder's last activation in the sequence mo
 FRAME_SAMPLES, CONTEXT_SAMPLES = 512, 64  # one 32 ms frame at 16 kHz and the samples of context before it
 BLOCK_FRAMES = 512  # frames per encoder call (16.4 s), silero-vad's own block size
 STATE_SHAPE = (1, 1, 128)  # the LSTM's hidden and cell state
+_here = threading.local()  # .one: the calling thread asked for the encoder on itself only (:func:`one_thread`)
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Inside this block, in the calling thread, :class:`SplitSileroVad` runs its encoder in that thread only: for
+    work done beside the model (the next file's VAD, :mod:`.prefetch`), which must not take the cores the model is
+    using. The numbers are the same either way."""
+    before = getattr(_here, "one", False)
+    _here.one = True
+    try:
+        yield
+    finally:
+        _here.one = before
 
 
 def sequence_model_path() -> Path:
@@ -125,7 +140,7 @@ class SplitSileroVad:
     def _encoded_blocks(self, samples: np.ndarray) -> Iterator[np.ndarray]:
         """The encoder's output for each block of :func:`frame_blocks`, in order, computed ahead in the pool."""
         blocks = frame_blocks(samples)
-        if self.threads == 1:
+        if self.threads == 1 or getattr(_here, "one", False):
             yield from map(self._encode, blocks)
             return
         pool, pending = self._executor(), deque[Future]()
