@@ -153,7 +153,7 @@ def test_without_onnx_or_a_writable_cache_the_numbers_are_the_same(sample, tmp_p
     read_only.mkdir()
     read_only.chmod(0o500)
     try:
-        with caplog.at_level(logging.INFO):
+        with caplog.at_level(logging.INFO, logger="whisper_subtitler.cache"):
             split = vad_network.load(2, read_only / "models")
         assert isinstance(split, vad_network.SplitSileroVad)  # kept in memory
         np.testing.assert_array_equal(split.audio_forward(sample), expected)
@@ -161,7 +161,7 @@ def test_without_onnx_or_a_writable_cache_the_numbers_are_the_same(sample, tmp_p
     finally:
         read_only.chmod(0o700)
     monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx raises ImportError
-    with caplog.at_level(logging.INFO):
+    with caplog.at_level(logging.INFO, logger="whisper_subtitler.vad_network"):
         stock = vad_network.load(2, tmp_path / "empty")
     assert not isinstance(stock, vad_network.SplitSileroVad)
     assert "runs on one thread" in caplog.text
