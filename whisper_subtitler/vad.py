@@ -20,6 +20,7 @@ from functools import lru_cache
 import numpy as np
 
 from whisper_subtitler.types import SAMPLE_RATE
+from whisper_subtitler.vad_network import FRAME_SAMPLES  # samples per Silero VAD frame at 16 kHz (32 ms)
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,6 @@ def _load_model():
     return vad_network.load(vad_network.default_threads()), silero.get_speech_timestamps_from_probs
 
 
-FRAME_SAMPLES = 512  # samples per Silero VAD frame at 16 kHz (32 ms)
 KEPT_PROBABILITIES = 4  # audio whose probabilities are kept: the file in hand and the next one being prefetched
 _kept: OrderedDict[bytes, np.ndarray] = OrderedDict()  # content digest -> probabilities, oldest first
 _kept_arrays: dict[bytes, weakref.ref] = {}  # content digest -> the samples they came from, while alive

@@ -21,6 +21,7 @@ import hashlib
 import logging
 import os
 import threading
+import weakref
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -37,6 +38,16 @@ FRAME_SAMPLES, CONTEXT_SAMPLES = 512, 64  # one 32 ms frame at 16 kHz and the sa
 BLOCK_FRAMES = 512  # frames per encoder call (16.4 s), silero-vad's own block size
 STATE_SHAPE = (1, 1, 128)  # the LSTM's hidden and cell state
 _here = threading.local()  # .one: the calling thread asked for the encoder on itself only (:func:`one_thread`)
+_alive: weakref.WeakSet[SplitSileroVad] = weakref.WeakSet()  # a forked child has none of their pools' threads
+
+
+def _after_fork_in_child() -> None:
+    for model in list(_alive):
+        model._forget_pool()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @contextmanager
@@ -108,8 +119,7 @@ class SplitSileroVad:
         self.threads = max(1, threads)
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
-        if hasattr(os, "register_at_fork"):  # a forked child has none of the pool's threads: it makes its own
-            os.register_at_fork(after_in_child=self._forget_pool)
+        _alive.add(self)
 
     def _forget_pool(self) -> None:
         self._pool, self._pool_lock = None, threading.Lock()
@@ -210,8 +220,7 @@ def silero():
 
 
 def default_threads() -> int:
-    """Encoder threads: torch's intra-op threads (what the rest of the run uses), at most the CPUs available."""
+    """Encoder threads: torch's intra-op threads, what the rest of the run uses (the platform layer sets them)."""
     import torch
 
-    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(torch.get_num_threads(), available))
+    return torch.get_num_threads()
