@@ -24,7 +24,11 @@ exact reference (STM and RTTM). Groups (:func:`specs`), after pyannote's own ``s
 seeds 0-7; earlier sessions tuned on seeds 0-24 (``docs/diarization.md``), so the held-out seeds start well above.
 ``held-out-2`` (``--held-out-2``, seeds 200-207, the same groups): made in session 23 after the short-region rule's
 errors on ``held-out`` had been looked at (``bench/notes/diarization.md``, "Short regions: only the split ones"), for
-the questions ``held-out`` has already answered once; not in the default set.
+the questions ``held-out`` has already answered once; not in the default set. ``tuning-wide`` (``--splits
+tuning-wide``, seeds 8-19, every seed in every group: 12 clean, 12 per music level, 12 noise): a larger tuning split
+for rules whose effect is a few words per file (issue 46: every file holds the same 13 utterances, so three files per
+group answer by chance); ``held-out-wide`` (seeds 300-311, the same layout) is its held-out counterpart, made in
+session 31 before any rule was tried on it; neither is in the default set.
 
 ``--music-levels 12,5,0`` builds only music groups, at those levels (dB under the speech; ``music12``, ``music5``,
 ``music0``), three orders per split as above (the same seeds, pink noise 25 dB under the speech, 6 s of music alone
@@ -54,7 +58,16 @@ LONG_SEED = 1000  # the long files' first order (held out too)
 TUNING_SEEDS = tuple(range(8))
 HELD_OUT_SEEDS = tuple(range(HELD_OUT_FROM, HELD_OUT_FROM + 8))
 HELD_OUT_2_SEEDS = tuple(range(200, 208))
-SPLITS = {"tuning": ("t", TUNING_SEEDS), "held-out": ("h", HELD_OUT_SEEDS), "held-out-2": ("h2", HELD_OUT_2_SEEDS)}
+WIDE_TUNING_SEEDS = tuple(range(8, 20))  # tuning seeds too (< HELD_OUT_FROM), every one in every group
+WIDE_HELD_OUT_SEEDS = tuple(range(300, 312))  # held out, every one in every group
+SPLITS = {
+    "tuning": ("t", TUNING_SEEDS),
+    "held-out": ("h", HELD_OUT_SEEDS),
+    "held-out-2": ("h2", HELD_OUT_2_SEEDS),
+    "tuning-wide": ("tw", WIDE_TUNING_SEEDS),
+    "held-out-wide": ("hw", WIDE_HELD_OUT_SEEDS),
+}
+WIDE_SPLITS = ("tuning-wide", "held-out-wide")
 GAPS = {"quick": (0.1, 0.5), "normal": (0.2, 0.8), "slow": (0.6, 1.6)}  # s between utterances
 OVERLAP = 0.4  # probability that an utterance overlaps the previous one, in the overlapped files
 MUSIC_SNR_DB = (5.0, 10.0, 15.0)
@@ -87,7 +100,7 @@ class Spec:
 
 
 def split_of(seed: int) -> str:
-    """``held-out`` for seeds from :data:`HELD_OUT_FROM` on, else ``tuning``."""
+    """``held-out`` for seeds from :data:`HELD_OUT_FROM` on, else ``tuning`` (``tuning-wide``'s seeds included)."""
     return "held-out" if seed >= HELD_OUT_FROM else "tuning"
 
 
@@ -104,13 +117,14 @@ def specs(splits=("tuning", "held-out"), music_levels=None) -> list[Spec]:
     out = []
     for split in splits:
         tag, seeds = SPLITS[split]
+        music_seeds, noise_seeds = (seeds, seeds) if split in WIDE_SPLITS else (seeds[:3], seeds[3:6])
         for j, seed in enumerate(seeds if music_levels is None else ()):
             style = tuple(GAPS)[j % 3]
             overlap = OVERLAP if j % 2 else 0.0
             name = f"{tag}-clean-s{seed}-{style}{'-overlap' if overlap else ''}"
             out.append(Spec(name, split, "clean", seed, GAPS[style], overlap))
         for snr in MUSIC_SNR_DB if music_levels is None else music_levels:
-            for seed in seeds[:3]:
+            for seed in music_seeds:
                 out.append(
                     Spec(
                         f"{tag}-music{snr:g}-s{seed}",
@@ -124,7 +138,7 @@ def specs(splits=("tuning", "held-out"), music_levels=None) -> list[Spec]:
                         tail=BACKGROUND_ONLY_S,
                     )
                 )
-        for seed in seeds[3:6] if music_levels is None else ():
+        for seed in noise_seeds if music_levels is None else ():
             out.append(
                 Spec(
                     f"{tag}-noise-s{seed}",
@@ -234,22 +248,19 @@ def main() -> int:
         metavar="DB[,DB...]",
         help="only music groups, the bed at these levels under the speech (e.g. 12,5,0; module docstring)",
     )
-    parser.add_argument(
-        "--splits", default="tuning,held-out", help="with --music-levels: comma-separated splits (default: %(default)s)"
-    )
+    parser.add_argument("--splits", default="tuning,held-out", help="comma-separated splits (default: %(default)s)")
     args = parser.parse_args()
+    splits = ("held-out-2",) if args.held_out_2 else tuple(s for s in args.splits.split(",") if s)
+    unknown = [s for s in splits if s not in SPLITS]
+    if unknown:
+        parser.error(f"unknown split {unknown[0]!r}; choose from {', '.join(SPLITS)}")
     if args.music_levels:
         try:
             levels = tuple(float(x) for x in args.music_levels.split(","))
         except ValueError:
             parser.error("--music-levels takes numbers separated by commas, e.g. 12,5,0")
-        splits = tuple(s for s in args.splits.split(",") if s)
-        unknown = [s for s in splits if s not in SPLITS]
-        if unknown:
-            parser.error(f"unknown split {unknown[0]!r}; choose from {', '.join(SPLITS)}")
         entries = build_set(args.out, splits=splits, music_levels=levels)
     else:
-        splits = ("held-out-2",) if args.held_out_2 else ("tuning", "held-out")
         entries = build_set(args.out, long=args.long, splits=splits)
     print(f"{len(entries)} files in {args.out}", file=sys.stderr)
     return 0
