@@ -8,8 +8,8 @@
 #                speakers on real conversations, clean, under music and noise, and long (bench/records/speakers-*.json:
 #                short-regions, collar-reference-tools, long, held-out-2), compute types (docs/benchmarks-compute-types.md),
 #                and check's report and SubER of the sample against its transcript (bench/records/check-sample.json),
-#                and our WER against faster-whisper's batched pipeline on the same sets and a wider tuning split
-#                (bench/records/words-*.json),
+#                and our WER against faster-whisper's batched pipeline on the same sets and on wider tuning and
+#                held-out splits (bench/records/words-*.json),
 #                and a batch on the local executor against Ray workers (bench/records/executors-benchmark.json),
 #                and what finding the shot changes costs a 10-minute 720p run (bench/records/shots-cost.json),
 #                and the work outside the models per hour of audio (bench/records/stages.json)
@@ -89,8 +89,9 @@ bench: install-test
 	$(PY) bench/speakers.py --set bench/results/speaker-set-2 --splits held-out-2 --out bench/records/speakers-held-out-2.json
 	$(PY) bench/words.py --set bench/results/speaker-set --out bench/records/words-benchmark.json
 	$(PY) bench/words.py --set bench/results/speaker-set-2 --splits held-out-2 --out bench/records/words-held-out-2.json
-	$(PY) bench/conversations.py --out bench/results/speaker-set-wide --splits tuning-wide
+	$(PY) bench/conversations.py --out bench/results/speaker-set-wide --splits tuning-wide,held-out-wide
 	$(PY) bench/words.py --set bench/results/speaker-set-wide --splits tuning-wide --out bench/records/words-tuning-wide.json
+	$(PY) bench/words.py --set bench/results/speaker-set-wide --splits held-out-wide --out bench/records/words-held-out-wide.json
 	$(PY) bench/run.py --out docs/benchmarks.md --batch-sizes 1,4,8,16
 	$(PY) bench/run.py --models tiny.en,base --methods openai,ours,ours-int8,faster-whisper,faster-whisper-int8 \
 		--no-memory --out docs/benchmarks-compute-types.md
