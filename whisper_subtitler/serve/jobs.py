@@ -28,10 +28,16 @@ class ShuttingDown(Exception):
     """The server is stopping and takes no more jobs."""
 
 
+class NothingToDo(Exception):
+    """Raised by a job that found no work (an asynchronous-job dispatcher's look at an empty durable queue): it
+    held a worker for a moment and is not counted in ``Counts``."""
+
+
 @dataclass
 class Counts:
     """What the queue holds and has done, for ``GET /health``: requests ``waiting`` for a worker, jobs
-    ``running``, and jobs ended ``done`` (answered), ``failed`` (an error answered) and ``cancelled``."""
+    ``running``, and jobs ended ``done`` (answered), ``failed`` (an error answered) and ``cancelled``. A job that
+    raised ``NothingToDo`` is in none of the ended counts."""
 
     waiting: int = 0
     running: int = 0
@@ -93,6 +99,8 @@ class JobQueue(Generic[W]):
     def _outcome(self, future: asyncio.Future[T]) -> T:
         try:
             result = future.result()
+        except NothingToDo:
+            raise
         except Cancelled:
             self.counts.cancelled += 1
             raise
