@@ -22,6 +22,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from whisper_subtitler.platform.machine import BackendName
+from whisper_subtitler.platform.tokenizer import prepare_tokenizer
 from whisper_subtitler.platform.word_timing import warm_up_word_timing
 
 if TYPE_CHECKING:
@@ -91,7 +92,8 @@ def prepare_model(model: Any, selection: Selection) -> Any:
 
     On MPS the alignment heads stay on the CPU (module docstring). Word timing is set up for every device
     (``word_timing.warm_up_word_timing``: off Triton, the DTW's matrix leaving MPS before float64, numba's cached
-    DTW, torch's threads kept). Pass ``fp16=(selection.dtype == "float16")`` to ``whisper.DecodingOptions``.
+    DTW, torch's threads kept), and the tokenizer built (``tokenizer.prepare_tokenizer``). Pass
+    ``fp16=(selection.dtype == "float16")`` to ``whisper.DecodingOptions``.
     Modifies ``model`` in place (``nn.Module.to`` does) and returns it.
     """
     if selection.backend == BackendName.MPS:
@@ -104,5 +106,6 @@ def prepare_model(model: Any, selection: Selection) -> Any:
         model = cast_model(model, selection.dtype)
     model = model.to(selection.device)
     warm_up_word_timing()
+    prepare_tokenizer(model)
     log.info("model on %s in %s", selection.device, selection.dtype)
     return model
