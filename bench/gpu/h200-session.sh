@@ -1,7 +1,8 @@
 #!/bin/bash
 # bash .dev0/session.sh STEP SECONDS: one call of a GPU session (carry folders: bench/gpu/h200-prepare.sh). Calls on
 # one warm machine, each issued as soon as the last returns (it goes back after 30 s idle), carrying [.dev0 .devN]
-# for the steps setup (N=1), diarize (2), whisper (3), base2 (4), base3 (5), extras (6), then [.dev0 .dev7] for tests
+# for the steps setup (N=1), diarize (2), whisper (3), base2 (4), base3 (5), extras (6), ray1 (8), ray2 (9), then
+# [.dev0 .dev7] for tests
 # (the whole suite; or tests-todo, tests-fast, tests-slow-a, tests-slow-b), [.dev0] alone for base-bench, bench and
 # memory; the base model travels
 # as byte ranges of its two wheels. Each session ran the version of its day (git log of this file). pytest runs with
@@ -108,6 +109,17 @@ extras)
     xz -dc .dev6/fonts.tar.xz | tar -C /tmp/tools/share -xf -
     # no --upgrade: with --target it replaces /tmp/site/bin, and the whisper-subtitler script with it (sixth session)
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .dev6/whl/*.whl 2>&1 | tail -3 | tee -a "$O/log.txt"
+    ;;
+ray1)
+    # .dev8: PyAV (faster-whisper's decoder, for tests/test_models.py) and the first byte range of Ray's wheel
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .dev8/av-*.whl 2>&1 | tail -2
+    cp .dev8/raypart.a .dev8/ray-name.txt /tmp/
+    ;;
+ray2)
+    # .dev9: the rest of Ray's wheel (tests/test_ray_executor.py)
+    cat /tmp/raypart.a .dev9/raypart.b > "/tmp/$(cat /tmp/ray-name.txt)"
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "/tmp/$(cat /tmp/ray-name.txt)" 2>&1 | tail -2
+    python3 -c "import ray, av; print('ray', ray.__version__, 'av', av.__version__)" 2>&1 | tee -a "$O/log.txt"
     ;;
 tests-todo)
     # the test files named in .dev0/todo.txt (one test id per line; the files that hold the tests never passed on a
