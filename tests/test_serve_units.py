@@ -239,7 +239,8 @@ def test_a_dispatchers_looks_at_an_empty_job_queue_are_not_counted_and_each_job_
     tmp_path, monkeypatch
 ):
     # an H200 run found /health's "done" 2 higher than the jobs answered: each dispatcher's look at the empty
-    # durable queue (at start and every RECHECK_S) was counted as a job done, and so were failed rows
+    # durable queue (at start and every RECHECK_S) took a worker and was counted as a job done, and so were
+    # failed rows
     from whisper_subtitler.errors import SubtitlerError
     from whisper_subtitler.library.queue import Status
     from whisper_subtitler.serve import async_jobs
@@ -262,10 +263,17 @@ def test_a_dispatchers_looks_at_an_empty_job_queue_are_not_counted_and_each_job_
     async def main():
         jobs = async_jobs.AsyncJobs(tmp_path / "state", lambda params: {}, "{stem}.{lang}")
         jobs.start()
+        run_one, claims = jobs._run_one, []
+
+        def counted(worker, cancel):
+            claims.append(worker)
+            return run_one(worker, cancel)
+
+        jobs._run_one = counted
         queue = JobQueue([Worker(), Worker()])
         dispatchers = [asyncio.ensure_future(jobs.dispatch(queue)) for _ in queue.workers]
         await asyncio.sleep(0.4)  # each dispatcher looks about 20 times at the empty queue
-        idle = (queue.counts.done, queue.counts.failed, queue.counts.running)
+        idle = (queue.counts.done, queue.counts.failed, queue.counts.running, len(claims))
         for path in media:
             jobs.add_path(path, None, "serve")
         deadline = time.monotonic() + 10
@@ -280,6 +288,6 @@ def test_a_dispatchers_looks_at_an_empty_job_queue_are_not_counted_and_each_job_
         return idle, queue.counts, {Path(row.path).name: row.status for row in jobs.queue.rows()}
 
     idle, counts, statuses = asyncio.run(main())
-    assert idle == (0, 0, 0)
+    assert idle == (0, 0, 0, 2)  # one claim a dispatcher at start (rows a stopped server left); then no worker taken
     assert statuses == {"good.mkv": Status.DONE, "bad.mkv": Status.FAILED}
     assert (counts.done, counts.failed, counts.cancelled, counts.running, counts.waiting) == (1, 1, 0, 0, 0)

@@ -135,6 +135,16 @@ class Row:
         return data
 
 
+def _queued(origins: Sequence[str] | None) -> tuple[str, list[Any]]:
+    """The SQL condition and parameters of a queued row, of one of ``origins`` when given."""
+    where = "status = ?"
+    params: list[Any] = [Status.QUEUED]
+    if origins is not None:
+        where += f" AND origin IN ({','.join('?' * len(origins))})"
+        params.extend(origins)
+    return where, params
+
+
 def _row(values: sqlite3.Row) -> Row:
     data = dict(values)
     data["options"] = json.loads(data["options"]) if data["options"] is not None else None
@@ -239,14 +249,15 @@ class Queue:
             row = db.execute("SELECT * FROM files WHERE path = ?", (str(path),)).fetchone()
         return _row(row)
 
+    def has_queued(self, origins: Sequence[str] | None = None) -> bool:
+        """Whether a row (of one of ``origins`` when given) is queued: what ``claim`` would take, not taken."""
+        where, params = _queued(origins)
+        return self._db.execute(f"SELECT 1 FROM files WHERE {where} LIMIT 1", params).fetchone() is not None
+
     def claim(self, worker: str = "", origins: Sequence[str] | None = None) -> Row | None:
         """The oldest queued row (of one of ``origins`` when given), set ``running`` by ``worker`` in the same
         transaction (two processes never claim one row); ``None`` when nothing is queued."""
-        where = "status = ?"
-        params: list[Any] = [Status.QUEUED]
-        if origins is not None:
-            where += f" AND origin IN ({','.join('?' * len(origins))})"
-            params.extend(origins)
+        where, params = _queued(origins)
         now = time.time()
         with self._write() as db:
             found = db.execute(f"SELECT id FROM files WHERE {where} ORDER BY id LIMIT 1", params).fetchone()

@@ -15,8 +15,9 @@ worker ``serve``; on start, rows a stopped or killed server left ``running`` are
 checkpoints are not used by jobs yet). A stop signal interrupts the running jobs the same way.
 
 Jobs take the workers in turn with ``/asr`` requests (``jobs.JobQueue``, arrival order); one dispatcher per worker
-tries to claim a row when a request queued one (``wake``), after each job, at start and every ``RECHECK_S``; no
-scan of the queue (``watch``'s rows may be many). A failed job stays ``failed`` with its error (one attempt:
+tries to claim a row when a request queued one (``wake``), after each job, at start and every ``RECHECK_S``, and
+takes a worker for it only when a row is queued (``Queue.has_queued``); no scan of the queue (``watch``'s rows may
+be many). A failed job stays ``failed`` with its error (one attempt:
 ``POST`` it again with ``"force": true``).
 """
 
@@ -47,6 +48,10 @@ ORIGINS = ("serve", "webhook")  # the rows it runs
 RECHECK_S = 30.0  # seconds between looks for queued rows when no request woke the dispatchers
 UPLOADS = "uploads"
 RESULTS = "results"
+
+
+class RowFailed(Exception):
+    """A claimed row's job failed with an expected error (a ``SubtitlerError``), recorded in the row."""
 
 
 class AsyncJobs:
@@ -191,20 +196,34 @@ class AsyncJobs:
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), RECHECK_S)
             self._wake.clear()  # the attempt below sees every row queued before it; a later one sets it again
-            pending = True  # a row ran (done, failed or cancelled): look for the next at once
+            if not pending and not self._has_queued():
+                continue  # a look that finds nothing takes no worker from the /asr requests
+            pending = False
             try:
                 await queue.run(self._run_one, forever())
+                pending = True  # a row ran: look for the next at once
             except NothingToDo:  # not a job: /health's counts leave it out
-                pending = False
-            except (ShuttingDown, Cancelled, SubtitlerError):  # counted by the queue, recorded in the row
+                pass
+            except (RowFailed, Cancelled):  # recorded in the row and counted by the queue
+                pending = True
+            except ShuttingDown:
                 continue
-            except Exception:  # a bug in a job must not end the dispatcher
+            except Exception:  # a bug in a job, or the queue unreadable: look again after RECHECK_S
                 log.exception("an asynchronous job failed")
+
+    def _has_queued(self) -> bool:
+        """Whether a row of ours is queued; ``True`` when the queue cannot be read, so that the claim meets the fault
+        and the dispatcher reports it."""
+        try:
+            return self.queue.has_queued(ORIGINS)
+        except Exception:
+            return True
 
     def _run_one(self, worker: Worker, cancel: threading.Event) -> None:
         """In a job thread, with ``worker`` to itself: claim the oldest queued row and run it. Raises
-        ``NothingToDo`` when no row is queued, and ``Cancelled`` or the job's ``SubtitlerError`` after recording
-        them in the row, so that ``/health`` counts each row's end as the row's status says."""
+        ``NothingToDo`` when no row is queued, and ``Cancelled`` or ``RowFailed`` (from the job's
+        ``SubtitlerError``) after recording them in the row, so that ``/health`` counts each row's end as the row's
+        status says."""
         queue = self.queue
         row = queue.claim(WORKER, ORIGINS)
         if row is None:
@@ -233,7 +252,7 @@ class AsyncJobs:
             message = e.message.replace(row.path, name) if self.is_upload(row) else e.message
             queue.finish(row.id, Status.FAILED, error=message, max_attempts=1)
             self._discard_upload(row)
-            raise
+            raise RowFailed(message) from e
         except Exception as e:
             queue.finish(row.id, Status.FAILED, error=f"internal error: {type(e).__name__}: {e}", max_attempts=1)
             self._discard_upload(row)
