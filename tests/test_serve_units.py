@@ -26,10 +26,14 @@ def never() -> asyncio.Future:
 
 
 def run_eight(workers: list[str]) -> tuple[JobQueue, list[int], int]:
-    """Eight jobs of 50 ms sent one after another: ``(queue, start order, most jobs at once)``."""
+    """Eight jobs of 50 ms sent one after another: ``(queue, start order, most jobs at once)``. The first jobs hold
+    their workers until every request waits in line: on a loaded machine a first job could otherwise end while the
+    later requests are still being sent, and a request that arrives just as a worker is freed can take it before
+    the longest waiter's turn comes (``asyncio.Queue`` does not hand the item to the getter it wakes)."""
     started: list[int] = []
     active, most = [0], [0]
     lock = threading.Lock()
+    gate = threading.Event()
 
     def job(n: int):
         def run(worker: str, cancel: threading.Event) -> int:
@@ -37,6 +41,7 @@ def run_eight(workers: list[str]) -> tuple[JobQueue, list[int], int]:
                 started.append(n)
                 active[0] += 1
                 most[0] = max(most[0], active[0])
+            assert gate.wait(10)
             time.sleep(0.05)
             with lock:
                 active[0] -= 1
@@ -50,6 +55,9 @@ def run_eight(workers: list[str]) -> tuple[JobQueue, list[int], int]:
         for n in range(8):  # each request enters the queue before the next, as requests arrive one by one
             results.append(asyncio.ensure_future(queue.run(job(n), never())))
             await asyncio.sleep(0)
+        while queue.counts.waiting < 8 - len(workers):
+            await asyncio.sleep(0.001)
+        gate.set()
         assert await asyncio.gather(*results) == list(range(8))
         queue.shutdown()
         return queue

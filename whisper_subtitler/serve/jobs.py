@@ -2,9 +2,11 @@
 
 A worker is whatever the jobs need (a ``Subtitler`` with its models loaded: Whisper's decoding is not safe to run
 twice at once on one model, so each worker owns its models). Requests wait for a free worker in arrival order
-(``asyncio.Queue`` wakes its getters first-in, first-out) and none is dropped; a request whose client goes away
-leaves the queue, or, when its job runs, the job is told to stop (``Cancelled`` at its next check). ``close`` ends
-the waiting (``ShuttingDown``) and lets the running jobs finish; ``cancel_running`` asks them to stop.
+(``asyncio.Queue`` wakes its getters first-in, first-out; a request that arrives at the instant a worker is freed
+can still take it before the waiter woken for it, which then waits for the next one) and none is dropped; a
+request whose client goes away leaves the queue, or, when its job runs, the job is told to stop (``Cancelled`` at
+its next check). ``close`` ends the waiting (``ShuttingDown``) and lets the running jobs finish;
+``cancel_running`` asks them to stop.
 """
 
 from __future__ import annotations
