@@ -1,4 +1,5 @@
-"""Silero VAD's network split in two, so that its costly half runs on every CPU thread: the same probabilities.
+"""Silero VAD's network split in two, so that its costly half runs on every CPU thread, and that half rewritten as
+matrix products.
 
 Silero VAD v5 computes, for each 32 ms frame (576 samples: 64 of context and 512 new), an STFT and four
 convolutions (the encoder), then one LSTM step and a sigmoid head. The stock sequence model (silero-vad's
@@ -6,13 +7,21 @@ convolutions (the encoder), then one LSTM step and a sigmoid head. The stock seq
 is 80-90 % of the time (ONNX Runtime's profiler on the benchmark clip). Cut at the encoder's output, the
 encoder runs over blocks of frames in several threads (ONNX Runtime releases the GIL; ``run`` is thread-safe)
 while the LSTM and the head consume the encoded blocks in order, carrying their state from block to block as the
-stock model does. The probabilities are the stock model's, bit for bit (``tests/test_vad.py``); on 2 cores the
-network takes half the time (``docs/performance.md``, "Voice activity detection").
+stock model does.
+
+ONNX Runtime runs the encoder's convolutions on each frame's tiny image (4 STFT columns) one frame at a time.
+:func:`matmul_encoder` writes the same encoder, from the same weights, as one matrix product per layer over all
+the frames of a block (the STFT's windows and each convolution's taps laid side by side), which runs about 2.8
+times as fast on one thread. Its output differs from the stock encoder's by float rounding only; :func:`load`
+checks that on a probe block and keeps the stock encoder when it does not hold (another model, another graph).
+The speech probabilities then differ from the stock model's by about 1e-6 (``tests/test_vad.py``), the speech
+regions not at all on the evaluation sets (``docs/performance.md``, "The VAD network on every thread").
 
 The two halves are cut from the ONNX file in the silero-vad wheel with the ``onnx`` package once per model file
 and kept in ``$XDG_CACHE_HOME/whisper-subtitler/models``, written atomically (a read-only cache keeps them in
 memory), so that a process loads two small sessions and does not import ``onnx``. When the cut cannot be made,
-:func:`load` returns the stock sequence model, which gives the same numbers, more slowly (logged once).
+:func:`load` returns the stock sequence model, which gives the same numbers up to float rounding, more slowly
+(logged once).
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-SPLIT_FORMAT = 1  # bump when the cut changes (its tensors, the files' names), so that old cache files go unused
+SPLIT_FORMAT = 2  # bump when the cut changes (its tensors, the files' names), so that old cache files go unused
 ENCODED = "/Relu_3_output_0"  # the encoder's last activation in the sequence model: (frames, 128, 1) float32
 FRAME_SAMPLES, CONTEXT_SAMPLES = 512, 64  # one 32 ms frame at 16 kHz and the samples of context before it
 BLOCK_FRAMES = 512  # frames per encoder call (16.4 s), silero-vad's own block size
@@ -91,6 +100,121 @@ def cut(model: bytes) -> tuple[bytes, bytes]:
     return encoder.SerializeToString(), recurrent.SerializeToString()
 
 
+STFT_PAD = 64  # samples each frame gets on the right by reflection in silero-vad's STFT: 640, four windows of 256
+PROBE_TOLERANCE = 1e-3  # largest difference allowed between the two encoders' outputs (they reach about 10)
+
+
+def matmul_encoder(model: bytes) -> bytes:
+    """The encoder of the sequence model ``model`` (ONNX bytes) as matrix products, as ONNX bytes: the same input
+    ``(frames, 576)`` and output :data:`ENCODED` ``(frames, 128, 1)`` as :func:`cut`'s encoder, from its weights.
+
+    The STFT (a convolution of 258 basis rows, 256 taps, stride 128, on the frame padded by :data:`STFT_PAD` by
+    reflection) becomes one product of the frame's four windows, laid side by side, with the basis; each of the
+    four convolutions (3 taps, padding 1, strides read from the graph) one product of its three taps' inputs,
+    concatenated, with the weights reshaped to ``(3 * in, out)``, then the bias and a ReLU. Raises ImportError
+    without the ``onnx`` package, KeyError or ValueError when the graph is not silero-vad v5's.
+    """
+    import onnx
+    from onnx import helper, numpy_helper
+
+    proto = onnx.load_from_string(model)
+    weights = {w.name: numpy_helper.to_array(w) for w in proto.graph.initializer}
+    strides = {
+        n.input[1]: list(helper.get_attribute_value(a) for a in n.attribute if a.name == "strides")[0][0]
+        for n in proto.graph.node
+        if n.op_type == "Conv"
+    }
+    basis = weights["stft.forward_basis_buffer"]  # (2 * bins, 1, window)
+    rows, _, window = basis.shape
+    hop = strides["stft.forward_basis_buffer"]
+    if window != 2 * hop or rows % 2:
+        raise ValueError(f"an STFT of {rows} rows, {window} taps, hop {hop} is not silero-vad v5's")
+    nodes: list = []
+    inits: list = []
+
+    def const(name: str, value) -> str:
+        inits.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def op(kind: str, inputs: list[str], name: str, **attrs) -> str:
+        nodes.append(helper.make_node(kind, inputs, [name], **attrs))
+        return name
+
+    def ints(*values: int) -> np.ndarray:
+        return np.array(values, dtype=np.int64)
+
+    padded_len = CONTEXT_SAMPLES + FRAME_SAMPLES + STFT_PAD
+    columns = (padded_len - window) // hop + 1
+    padded = op("Pad", ["input", const("stft_pads", ints(0, 0, 0, STFT_PAD))], "padded", mode="reflect")
+    hops = op("Reshape", [padded, const("hops_shape", ints(-1, padded_len // hop, hop))], "hops")
+    axis1, axis2 = const("axis1", ints(1)), const("axis2", ints(2))
+    first = op("Slice", [hops, const("zero", ints(0)), const("columns", ints(columns)), axis1], "first_halves")
+    second = op("Slice", [hops, const("one", ints(1)), const("columns_1", ints(columns + 1)), axis1], "second_halves")
+    windows = op("Concat", [first, second], "windows", axis=2)  # (frames, columns, window)
+    spectrum = op("MatMul", [windows, const("basis", basis[:, 0, :].T.copy())], "spectrum")
+    bins = const("bins", ints(rows // 2))
+    real = op("Slice", [spectrum, "zero", bins, axis2], "real")
+    imag = op("Slice", [spectrum, bins, const("rows", ints(rows)), axis2], "imag")
+    power = op("Add", [op("Mul", [real, real], "real2"), op("Mul", [imag, imag], "imag2")], "power")
+    layer, length = op("Sqrt", [power], "magnitude"), columns  # (frames, columns, bins): channels last
+    for k in range(4):
+        weight, bias = weights[f"encoder.{k}.weight"], weights[f"encoder.{k}.bias"]  # (out, in, 3), (out,)
+        out_channels, in_channels, taps = weight.shape
+        stride = strides[f"encoder.{k}.weight"]
+        if taps != 3:
+            raise ValueError(f"encoder.{k} has {taps} taps, not 3")
+        out_len = (length - 1) // stride + 1  # padding 1 on each side
+        edge = op("Pad", [layer, const(f"pads{k}", ints(0, 1, 0, 0, 1, 0))], f"edged{k}")
+        step = const(f"stride{k}", ints(stride))
+        inputs = [
+            op(
+                "Slice",
+                [
+                    edge,
+                    const(f"from{k}{t}", ints(t)),
+                    const(f"to{k}{t}", ints(t + stride * (out_len - 1) + 1)),
+                    axis1,
+                    step,
+                ],
+                f"tap{k}{t}",
+            )
+            for t in range(taps)
+        ]
+        stacked = op("Concat", inputs, f"taps{k}", axis=2)  # (frames, out_len, 3 * in), tap-major
+        matrix = weight.transpose(2, 1, 0).reshape(taps * in_channels, out_channels).copy()
+        product = op("MatMul", [stacked, const(f"weight{k}", matrix)], f"product{k}")
+        layer = op("Relu", [op("Add", [product, const(f"bias{k}", bias)], f"biased{k}")], f"relu{k}")
+        length = out_len
+    if length != 1:
+        raise ValueError(f"the encoder ends on {length} columns, not 1")
+    op("Transpose", [layer], ENCODED, perm=[0, 2, 1])
+    graph = helper.make_graph(
+        nodes,
+        "silero_vad_encoder_matmul",
+        [helper.make_tensor_value_info("input", onnx.TensorProto.FLOAT, [None, padded_len - STFT_PAD])],
+        [helper.make_tensor_value_info(ENCODED, onnx.TensorProto.FLOAT, [None, out_channels, 1])],
+        inits,
+    )
+    encoder = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    encoder.ir_version = min(proto.ir_version, encoder.ir_version)
+    onnx.checker.check_model(encoder)
+    return encoder.SerializeToString()
+
+
+def _agrees(candidate: bytes, stock: bytes) -> bool:
+    """Whether the encoder ``candidate`` gives ``stock``'s output within :data:`PROBE_TOLERANCE` on a probe block:
+    seeded noise at speech and near-silent levels and a tone, 64 frames."""
+    rng = np.random.default_rng(0)
+    n = 64
+    tone = 0.3 * np.sin(2 * np.pi * 440 * np.arange(n * FRAME_SAMPLES) / 16_000)
+    samples = np.concatenate(
+        [rng.normal(0, 0.1, n * FRAME_SAMPLES), rng.normal(0, 1e-4, n * FRAME_SAMPLES), tone]
+    ).astype(np.float32)
+    block = next(iter(frame_blocks(samples)))
+    got, want = (_session(m).run([ENCODED], {"input": block})[0] for m in (candidate, stock))
+    return got.shape == want.shape and float(np.max(np.abs(got - want))) <= PROBE_TOLERANCE
+
+
 def _session(model: bytes | Path):
     import onnxruntime as ort
 
@@ -108,7 +232,8 @@ class SplitSileroVad:
 
     ``audio_forward(samples, sampling_rate=16000)`` takes 16 kHz mono float32 samples ``(n,)`` and returns the
     speech probability of every 32 ms frame, ``(ceil(n / 512),)`` float32, as silero-vad's
-    ``SileroVADSequence.audio_forward`` does (same framing, zero-padded last frame, same numbers). Raises
+    ``SileroVADSequence.audio_forward`` does (same framing, zero-padded last frame, the same numbers up to float
+    rounding). Raises
     ValueError for another sampling rate. Thread-safe; at most ``2 * threads`` blocks are in flight, so the memory
     does not grow with the length of the audio.
     """
@@ -170,10 +295,11 @@ def frame_blocks(samples: np.ndarray) -> Iterator[np.ndarray]:
 
 
 def load(threads: int, directory: Path | None = None):
-    """The fastest form of Silero VAD's sequence model that gives its numbers: a :class:`SplitSileroVad` with
-    ``threads`` encoder threads, from the cut kept in ``directory`` (default: ``cache.converted_cache_dir()``) or
-    made now and kept there; else (no ``onnx``, a cut or session that fails) silero-vad's own
-    ``load_silero_vad(sequence=True)``. Both have ``audio_forward(samples, sampling_rate)``.
+    """The fastest form of Silero VAD's sequence model that gives its numbers (up to float rounding): a
+    :class:`SplitSileroVad` with ``threads`` encoder threads (the encoder as matrix products,
+    :func:`matmul_encoder`, where it agrees with the stock one), from the cut kept in ``directory`` (default:
+    ``cache.converted_cache_dir()``) or made now and kept there; else (no ``onnx``, a cut or session that fails)
+    silero-vad's own ``load_silero_vad(sequence=True)``. Both have ``audio_forward(samples, sampling_rate)``.
 
     Raises ImportError without silero-vad.
     """
@@ -192,6 +318,7 @@ def load(threads: int, directory: Path | None = None):
             log.info("the split Silero VAD in %s does not load (%s); cutting it again", directory, exc)
     try:
         encoder, recurrent = cut(data)
+        encoder = _faster_encoder(data, encoder)
         model = SplitSileroVad(encoder, recurrent, threads)
     except Exception as exc:  # noqa: BLE001 - no onnx, or a model of another shape: the stock model still works
         log.info("Silero VAD runs on one thread: the split failed (%s: %s)", type(exc).__name__, exc)
@@ -199,6 +326,20 @@ def load(threads: int, directory: Path | None = None):
     write_atomically(encoder_file, encoder, "the split Silero VAD")
     write_atomically(recurrent_file, recurrent, "the split Silero VAD")
     return model
+
+
+def _faster_encoder(model: bytes, stock: bytes) -> bytes:
+    """:func:`matmul_encoder` of ``model`` when it agrees with the ``stock`` encoder on a probe block, else
+    ``stock`` (logged)."""
+    try:
+        candidate = matmul_encoder(model)
+        if _agrees(candidate, stock):
+            return candidate
+        reason = "its output differs from the stock encoder's"
+    except Exception as exc:  # noqa: BLE001 - another graph: the stock encoder is right, only slower
+        reason = f"{type(exc).__name__}: {exc}"
+    log.info("Silero VAD's encoder runs as exported: the matrix-product form was not kept (%s)", reason)
+    return stock
 
 
 def _stock():
