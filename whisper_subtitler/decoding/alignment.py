@@ -24,6 +24,7 @@ from whisper.model import disable_sdpa
 from whisper.timing import WordTiming, merge_punctuations
 
 from whisper_subtitler.decoding.kernels import decoder_blocks
+from whisper_subtitler.decoding.token_norm import normalize_over_tokens
 
 MEDFILT_WIDTH = 7  # frames, whisper.timing.find_alignment default
 QK_SCALE = 1.0  # whisper.timing.find_alignment default
@@ -110,8 +111,7 @@ def _row_alignment(
 
     weights = weights[:, : sot + n + 2, : num_frames // 2].float()  # heads x tokens x frames, padding cut off
     weights = (weights * QK_SCALE).softmax(dim=-1)
-    std, mean = torch.std_mean(weights, dim=-2, keepdim=True, unbiased=False)
-    weights = (weights - mean) / std
+    weights = normalize_over_tokens(weights)  # find_alignment's std_mean over the tokens, the same numbers
     weights = timing.median_filter(weights, MEDFILT_WIDTH)
     matrix = weights.mean(axis=0)[sot:-1]
     text_indices, time_indices = timing.dtw(-matrix)
