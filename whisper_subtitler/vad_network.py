@@ -11,11 +11,12 @@ stock model does.
 
 ONNX Runtime runs the encoder's convolutions on each frame's tiny image (4 STFT columns) one frame at a time.
 :func:`matmul_encoder` writes the same encoder, from the same weights, as one matrix product per layer over all
-the frames of a block (the STFT's windows and each convolution's taps laid side by side), which runs about 2.8
-times as fast on one thread. Its output differs from the stock encoder's by float rounding only; :func:`load`
-checks that on a probe block and keeps the stock encoder when it does not hold (another model, another graph).
-The speech probabilities then differ from the stock model's by about 1e-6 (``tests/test_vad.py``), the speech
-regions not at all on the evaluation sets (``docs/performance.md``, "The VAD network on every thread").
+the frames of a block (the STFT's windows and each convolution's taps laid side by side), which ONNX Runtime runs
+several times as fast (``docs/performance.md``). Its output differs from the stock encoder's by float rounding
+only; :func:`load` checks that on a probe block and keeps the stock encoder when it does not hold (another model,
+another graph).
+The speech probabilities then differ from the stock model's by a few 1e-5 at most (``tests/test_vad.py``), the
+speech regions not at all on the evaluation sets (``docs/performance.md``, "The VAD network on every thread").
 
 The two halves are cut from the ONNX file in the silero-vad wheel with the ``onnx`` package once per model file
 and kept in ``$XDG_CACHE_HOME/whisper-subtitler/models``, written atomically (a read-only cache keeps them in
@@ -203,7 +204,7 @@ def matmul_encoder(model: bytes) -> bytes:
 
 def _agrees(candidate: bytes, stock: bytes) -> bool:
     """Whether the encoder ``candidate`` gives ``stock``'s output within :data:`PROBE_TOLERANCE` on a probe block:
-    seeded noise at speech and near-silent levels and a tone, 64 frames."""
+    64 frames each of seeded noise at a speech level, seeded noise near silence and a 440 Hz tone."""
     rng = np.random.default_rng(0)
     n = 64
     tone = 0.3 * np.sin(2 * np.pi * 440 * np.arange(n * FRAME_SAMPLES) / 16_000)
@@ -233,9 +234,8 @@ class SplitSileroVad:
     ``audio_forward(samples, sampling_rate=16000)`` takes 16 kHz mono float32 samples ``(n,)`` and returns the
     speech probability of every 32 ms frame, ``(ceil(n / 512),)`` float32, as silero-vad's
     ``SileroVADSequence.audio_forward`` does (same framing, zero-padded last frame, the same numbers up to float
-    rounding). Raises
-    ValueError for another sampling rate. Thread-safe; at most ``2 * threads`` blocks are in flight, so the memory
-    does not grow with the length of the audio.
+    rounding). Raises ValueError for another sampling rate. Thread-safe; at most ``2 * threads`` blocks are in
+    flight, so the memory does not grow with the length of the audio.
     """
 
     def __init__(self, encoder: bytes | Path, recurrent: bytes | Path, threads: int) -> None:

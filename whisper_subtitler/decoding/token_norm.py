@@ -2,12 +2,13 @@
 
 ``whisper.timing.find_alignment`` standardises each head's weights over the tokens, frame by frame:
 ``std, mean = torch.std_mean(weights, dim=-2, keepdim=True, unbiased=False)`` then ``(weights - mean) / std``.
-PyTorch's CPU kernel for that reduction (Welford's algorithm, accumulated in float64, over a strided axis) took about
-4.5 ms of a window's 17 ms of word timing on two cores. :func:`normalize_over_tokens` runs the same recurrence in the
-same order (Welford 1962, as PyTorch's ``WelfordOps``: ``n += 1; d = x - mean; mean += d / n; m2 += d * (x - mean)``,
-in float64, the tokens in order), rounds mean and standard deviation to float32 as PyTorch does, then subtracts and
-divides in float32: the same numbers, bit for bit, on this CPU (``tests/test_token_norm.py`` compares them with
-PyTorch's on real weights). Where the kernel cannot load (numba finds no writable cache folder) PyTorch answers.
+PyTorch's CPU kernel for that reduction (Welford's algorithm, accumulated in float64, over a strided axis) is a
+quarter of word timing's CPU work (``docs/performance.md``). :func:`normalize_over_tokens` runs the same recurrence
+in the same order (Welford 1962, as PyTorch's ``WelfordOps``:
+``n += 1; d = x - mean; mean += d / n; m2 += d * (x - mean)``, in float64, the tokens in order), rounds mean and
+standard deviation to float32 as PyTorch does, then subtracts and divides in float32: the same numbers, bit for
+bit (``tests/test_token_norm.py`` compares them with PyTorch's on random and real weights). Where the kernel
+cannot load (numba finds no writable cache folder) PyTorch answers.
 """
 
 from __future__ import annotations
