@@ -19,10 +19,11 @@ and name rules only. Adjective-noun pairs cannot be told apart without a tagger 
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import combinations
+from itertools import accumulate, combinations
 from math import comb
 
 from whisper_subtitler.cues.width import display_width, ends_clause, ends_sentence
@@ -210,18 +211,15 @@ def layout(
         return None
     tokens = list(tokens)
     min_first = 2 if first_line_indent > 0 and len(tokens) > 1 else 1  # words on a labelled first line
-    if any(display_width(t.text) > max_width - first_line_indent for t in tokens):
+    widths = [len(t.text) if t.text.isascii() else display_width(t.text) for t in tokens]
+    if max(widths) > max_width - first_line_indent:
         tokens = _split_wide(tokens, max_width - first_line_indent, spaceless)
+        widths = [display_width(t.text) for t in tokens]
     n = len(tokens)
-    widths = [display_width(t.text) for t in tokens]
     # prefix[i]: width of tokens[0:i] joined, with their spaces; a line tokens[a:b] is
     # prefix[b] - prefix[a] - (1 if tokens[a] has a space before it).
-    prefix = [0]
-    for tok, w in zip(tokens, widths):
-        prefix.append(prefix[-1] + w + (1 if tok.space_before and len(prefix) > 1 else 0))
-    word_count = [0]
-    for tok in tokens:
-        word_count.append(word_count[-1] + is_word(tok.text))
+    prefix = [0, *accumulate(w + (1 if k and t.space_before else 0) for k, (t, w) in enumerate(zip(tokens, widths)))]
+    word_count = [0, *accumulate(is_word(t.text) for t in tokens)]
 
     def width(a: int, b: int) -> int:
         return prefix[b] - prefix[a] - (1 if a > 0 and tokens[a].space_before else 0)
@@ -254,7 +252,12 @@ def layout(
         return None
     # Two lines: try every break point; a good layout wins over any other.
     best: tuple[bool, float, int] | None = None
-    for b in range(min_first, n):
+    # The first line widens and the second narrows as the break moves right: the breaks where both fit are the
+    # ones from the first whose second line fits (its width is at least prefix[n] - prefix[b] - 1) up to the last
+    # whose first line fits.
+    first_fit = max(min_first, bisect_left(prefix, prefix[n] - max_width - 1))
+    last_fit = min(n - 1, bisect_right(prefix, max_width - first_line_indent) - 1)
+    for b in range(first_fit, last_fit + 1):
         w1, w2 = width(0, b) + first_line_indent, width(b, n)
         if w1 > max_width or w2 > max_width:
             continue
