@@ -12,7 +12,7 @@ from whisper_subtitler.platform.word_timing import cpu_median
 WHISPERS = getattr(timing.median_filter, "_whispers", timing.median_filter)  # whisper's own, before any patch
 
 
-@pytest.mark.parametrize("shape", [(6, 110, 1500), (2, 4, 9), (1, 8), (3, 4), (7,), (1, 1, 4)])
+@pytest.mark.parametrize("shape", [(6, 110, 1500), (2, 4, 9), (1, 8), (3, 4), (7,), (1, 1, 4), (2, 5), (2, 6)])
 @pytest.mark.parametrize("width", [7, 5, 3])
 def test_the_same_numbers_as_whispers_median_at_every_shape_and_width(shape, width):
     generator = torch.Generator().manual_seed(sum(shape) + width)
