@@ -39,7 +39,11 @@ def test_one_token_gives_what_pytorch_gives():
 
 
 def test_other_dtypes_and_a_missing_kernel_use_pytorch(monkeypatch):
+    def no_kernel_here(weights):
+        raise AssertionError("float64 weights went to the float32 kernel")
+
     weights = torch.rand(3, 20, 40, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    monkeypatch.setattr(token_norm, "_KERNEL", [no_kernel_here])
     assert torch.equal(normalize_over_tokens(weights), reference(weights))
     monkeypatch.setattr(token_norm, "_KERNEL", [None])
     single = weights.float()

@@ -211,7 +211,7 @@ def layout(
         return None
     tokens = list(tokens)
     min_first = 2 if first_line_indent > 0 and len(tokens) > 1 else 1  # words on a labelled first line
-    widths = [len(t.text) if t.text.isascii() else display_width(t.text) for t in tokens]
+    widths = [display_width(t.text) for t in tokens]
     if max(widths) > max_width - first_line_indent:
         tokens = _split_wide(tokens, max_width - first_line_indent, spaceless)
         widths = [display_width(t.text) for t in tokens]
