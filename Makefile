@@ -28,6 +28,10 @@ PY      := $(VENV)/bin/python
 PIP     := $(PY) -m pip
 EXTRAS  ?= diarize,tiny
 CONSTRAINTS := $(VENV)/torch-constraints.txt
+# Test processes (pytest-xdist), each bound to its share of the CPUs (tests/conftest.py), one test file per process at
+# a time so that a file's model fixtures load once. TEST_WORKERS=1 runs the suite in this one process.
+TEST_WORKERS ?= 2
+TEST_WORKERS_ARGS := $(if $(filter 1,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile)
 
 .PHONY: install install-test lint demo test test-fast dist bench bench-memory bench-multilingual bench-serve long-clip cue-stats container-test clean
 
@@ -72,11 +76,11 @@ lint: install-test
 # a transcribe process on 2 cores): compile them once first.
 test: lint
 	$(PY) -m compileall -q whisper_subtitler tests
-	$(PY) -m pytest
+	$(PY) -m pytest $(TEST_WORKERS_ARGS)
 
 test-fast: install-test
 	$(PY) -m compileall -q whisper_subtitler tests
-	$(PY) -m pytest -m "not slow"
+	$(PY) -m pytest $(TEST_WORKERS_ARGS) -m "not slow"
 
 bench: install-test
 	$(PY) bench/diarization.py --out bench/records/diarization-benchmark.json

@@ -24,6 +24,27 @@ os.environ["XDG_STATE_HOME"] = _STATE
 atexit.register(shutil.rmtree, _STATE, ignore_errors=True)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist (``make test`` runs ``-n 2 --dist loadfile``), give each worker its own share of the CPUs.
+
+    Each worker, and every process it starts (the CLI, ffmpeg, Ray), is bound to its share with
+    ``os.sched_setaffinity``, and torch in the worker uses that many threads: the two workers then never fight over
+    one core (two torch thread pools spinning on two cores ran no faster than one process), and what is
+    single-threaded (imports, ffmpeg, Python) overlaps. The platform layer reads the affinity mask, so the CLI's own
+    thread count follows (``platform.probe``).
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1", ... in a worker; unset otherwise
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if not worker.startswith("gw") or workers < 2 or not hasattr(os, "sched_setaffinity"):
+        return
+    cpus = sorted(os.sched_getaffinity(0))
+    share = set(cpus[int(worker[2:]) % workers :: workers]) if len(cpus) >= workers else set(cpus)
+    os.sched_setaffinity(0, share)
+    import torch
+
+    torch.set_num_threads(len(share))
+
+
 @pytest.fixture(scope="session")
 def media_dir(tmp_path_factory) -> Path:
     """A session folder for generated media."""
