@@ -28,10 +28,9 @@ def pytest_configure(config: pytest.Config) -> None:
     """Under pytest-xdist (``make test`` runs ``-n 2 --dist loadfile``), give each worker its own share of the CPUs.
 
     Each worker, and every process it starts (the CLI, ffmpeg, Ray), is bound to its share with
-    ``os.sched_setaffinity``, and torch in the worker uses that many threads: the two workers then never fight over
-    one core (two torch thread pools spinning on two cores ran no faster than one process), and what is
-    single-threaded (imports, ffmpeg, Python) overlaps. The platform layer reads the affinity mask, so the CLI's own
-    thread count follows (``platform.probe``).
+    ``os.sched_setaffinity``, and torch in the worker uses that many threads: the workers never run more torch
+    threads than there are cores, and what is single-threaded (imports, ffmpeg, Python) overlaps. The platform layer
+    reads the affinity mask, so the CLI's own thread count follows (``platform.probe``). docs/design.md, "Checks".
     """
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1", ... in a worker; unset otherwise
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
