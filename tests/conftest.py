@@ -37,7 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not worker.startswith("gw") or workers < 2 or not hasattr(os, "sched_setaffinity"):
         return
     cpus = sorted(os.sched_getaffinity(0))
-    share = set(cpus[int(worker[2:]) % workers :: workers]) if len(cpus) >= workers else set(cpus)
+    share = set(cpus[int(worker[2:]) :: workers]) if len(cpus) >= workers else set(cpus)
     os.sched_setaffinity(0, share)
     import torch
 
