@@ -1,0 +1,536 @@
+#!/usr/bin/env python3
+"""An evaluation set of REAL speech built from Debian packages (issue 67, item 1): monolingual files in five
+languages, Dutch two-voice conversations with overlaps, and the same conversations under music in mono, stereo and
+5.1; exact transcripts and speaker turns; built reproducibly (same packages, same arguments, same bytes).
+
+    python bench/real_speech.py                                   # -> bench/results/real-set/ (about 50 minutes)
+    python bench/real_speech.py --out /tmp/real-set --only monolingual
+
+The packages are fetched with ``apt-get download`` into ``--cache`` (kept; not fetched again) and unpacked there with
+``dpkg -x``; the audio is decoded and written with ffmpeg (16 kHz, 16-bit WAV; stereo and 5.1 with their channel
+layout), mixed with numpy; every random choice comes from ``random.Random(SEED)`` streams.
+
+Sources (all Debian bookworm ``main``):
+
+- ``fillets-ng-data-nl`` (GPL-2): the Dutch voices of the game Fish Fillets NG, acted dialogue of its two fish;
+  ``sound/<level>/nl/<id>.ogg``, whose text is the ``dialogStr`` after ``dialogId("<id>", "<font>", "<English>")``
+  in ``script/<level>/dialogs_nl.lua`` (from ``fillets-ng-data``, GPL-2). The font names the speaker:
+  ``font_small`` is the small fish (a woman's voice), ``font_big`` the big fish (a man's). The game's other
+  characters have no Dutch recordings (their voices exist only in the Czech pack ``fillets-ng-data-cs``, which is
+  the project's acceptance set and is never fetched or read here), so every Dutch file has at most these two voices.
+  The game's music (``music/*.ogg``, mono, GPL-2) is the music bed.
+- ``asterisk-core-sounds-{es,fr,it,ru}-wav`` (CC-BY-SA-3.0): telephone prompts, one professional voice per language
+  (es: Allison Smith, Mexican Spanish; fr: June Wallack, Canadian French; it: Carlo, a man; ru: a woman), 8 kHz;
+  their text is the upstream list ``core-sounds-<lang>.txt`` shipped in ``asterisk-core-sounds-<lang>``'s docs
+  (``<id>: <text>``). Prompts whose text holds a bracket or parenthesis (tones, ``(beep)``, ``[temporales]``) or
+  fewer than three words are left out. The Spanish text is written without accents (``numero``, ``contrasena``).
+
+What is built (names ``<kind-prefix>-<language>-<split>-<n>``):
+
+- monolingual: clips of one voice laid end to end in script (Dutch) or seeded (prompts) order with 0.4-1.2 s
+  pauses, 0.5 s of silence at each end, 2-3 minutes each: Dutch, Spanish, French, Italian, Russian;
+- conversation: Dutch lines of the two fish in script order (levels' lines one after another, a level's whole
+  dialogue file), 1-3 minutes each; at a change of speaker, with probability 1/4 the next line starts 0.2-1.0 s
+  before the previous one ends (overlap), else 0.1-0.8 s after it; the same speaker again: 0.4-1.2 s after;
+- conversation-music: conversations with 4 s of music alone before and after, the music's RMS ``music_db`` dB
+  relative to the dialogue's RMS (over its speech only): mono mixes at 0 and -10 dB; stereo (dialogue identical in
+  L and R, centred; the mono music made wide: L the track, R the same track 0.35 s later, so L and R are
+  decorrelated) at 0 dB; 5.1 (dialogue alone in FC; the wide music in FL/FR at ``music_db``, in SL/SR from other
+  offsets of the track 3 dB lower; LFE the music low-passed at 120 Hz, 10 dB lower) at 0 dB, layout ``5.1``.
+
+Every clip is trimmed of leading and trailing silence (20-ms frames under -45 dBFS RMS, :data:`TRIM_DB`), so a turn
+of the RTTM is exactly where its clip lies in the file.
+
+**Split rule** (voice AND text disjoint in the monolingual files; text disjoint everywhere):
+
+- Dutch levels (the ones with at least 4 voiced lines) are shuffled with the seed; the first third is ``tuning``,
+  the rest ``held-out``; a tuning line whose text also occurs in a held-out level is dropped (cabin1 and cabin2
+  share lines), so no line of text is in both splits. The tuning monolingual Dutch file is voiced by the small fish
+  only (``nl-font_small``), the held-out ones by the big fish only (``nl-font_big``). The conversations of both
+  splits hold both fish (there are no other Dutch voices): their voices are in both splits, their text is not.
+- Whole languages of the prompts go to one split: Spanish ``tuning``; French, Italian and Russian ``held-out``.
+  Held-out monolingual files are therefore in four languages besides English: nl, fr, it, ru.
+
+``manifest.json`` lists every file: ``file``, ``kind``, ``language`` (ISO 639-1), ``split``, ``voices``,
+``speakers``, ``duration_s``, ``channels``, ``music_db``, ``source``, ``text`` (plain transcript, one clip a line),
+``stm`` (one clip a line, with times and voice), ``rttm`` (conversations only), all paths relative to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = 67
+SR = 16000
+TRIM_DB = -45.0  # dBFS RMS of a 20-ms frame under which a clip's leading and trailing frames count as silence
+FRAME = SR // 50
+FORBIDDEN = ("fillets-ng-data-cs",)  # the project's acceptance set: never fetched, never read
+
+FILLETS = ("fillets-ng-data", "fillets-ng-data-nl")
+PROMPT_LANGUAGES = {"es": "tuning", "fr": "held-out", "it": "held-out", "ru": "held-out"}
+FISH = ("font_small", "font_big")
+GAME = Path("usr/share/games/fillets-ng")
+
+# How many files of each sort, and how long (seconds; the target of each file is drawn in the range).
+MONO_NL = {"tuning": ("font_small", 1), "held-out": ("font_big", 3)}
+MONO_PROMPTS = {"es": 2, "fr": 1, "it": 1, "ru": 1}
+MONO_SECONDS = (130.0, 170.0)
+CONVERSATIONS = {"tuning": 2, "held-out": 3}
+CONVERSATION_SECONDS = (90.0, 140.0)
+# (layout, music_db) per conversation put under music; the first ``MUSIC_PER_SPLIT`` conversations of each split.
+MUSIC_VARIANTS = (("mono", 0.0), ("mono", -10.0), ("stereo", 0.0), ("5.1", 0.0))
+MUSIC_PER_SPLIT = 1
+MUSIC_LEAD = 4.0
+EDGE = 0.5  # silence before the first clip and after the last
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------------------------------- packages
+
+
+def fetch(packages: list[str], cache: Path) -> dict[str, Path]:
+    """``apt-get download`` each package into ``cache`` unless a ``<package>_*.deb`` is already there; the files."""
+    for package in packages:
+        if package in FORBIDDEN:
+            raise SystemExit(f"{package} is the project's acceptance set: not to be used")
+    cache.mkdir(parents=True, exist_ok=True)
+    missing = [p for p in packages if not list(cache.glob(f"{p}_*.deb"))]
+    if missing:
+        log(f"apt-get download {' '.join(missing)}")
+        subprocess.run(["apt-get", "download", *missing], cwd=cache, check=True)
+    return {p: sorted(cache.glob(f"{p}_*.deb"))[-1] for p in packages}
+
+
+def unpack(debs: dict[str, Path], cache: Path) -> Path:
+    """``dpkg -x`` every package into ``cache/root`` (once each); that folder."""
+    root = cache / "root"
+    for package, deb in debs.items():
+        done = cache / "unpacked" / f"{deb.name}.done"
+        if not done.exists():
+            log(f"dpkg -x {deb.name}")
+            subprocess.run(["dpkg", "-x", str(deb), str(root)], check=True)
+            done.parent.mkdir(parents=True, exist_ok=True)
+            done.write_text(package + "\n")
+    return root
+
+
+# ------------------------------------------------------------------------------------------------------ audio
+
+
+def decode(path: Path) -> np.ndarray:
+    """``path`` as 16-kHz mono float32 (ffmpeg's downmix and resampler)."""
+    raw = subprocess.run(
+        ["ffmpeg", "-v", "error", "-nostdin", "-i", str(path), "-ac", "1", "-ar", str(SR), "-f", "f32le", "-"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    return np.frombuffer(raw, dtype="<f4").astype(np.float64)
+
+
+def trim(audio: np.ndarray) -> np.ndarray:
+    """``audio`` without its leading and trailing 20-ms frames under :data:`TRIM_DB` (empty if all are)."""
+    frames = len(audio) // FRAME
+    if frames == 0:
+        return audio[:0]
+    rms = np.sqrt(np.mean(audio[: frames * FRAME].reshape(frames, FRAME) ** 2, axis=1) + 1e-20)
+    loud = np.flatnonzero(20 * np.log10(rms) > TRIM_DB)
+    if len(loud) == 0:
+        return audio[:0]
+    return audio[loud[0] * FRAME : (loud[-1] + 1) * FRAME]
+
+
+def write_wav(path: Path, audio: np.ndarray, layout: str) -> None:
+    """Write ``audio`` (samples x channels) as 16-bit PCM WAV with ffmpeg's channel ``layout``; no metadata."""
+    data = np.ascontiguousarray(np.clip(audio, -1.0, 1.0).astype("<f4"))
+    channels = 1 if data.ndim == 1 else data.shape[1]
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "f32le", "-ar", str(SR), "-ch_layout", layout]
+        + ["-i", "-", "-c:a", "pcm_s16le", "-ac", str(channels), "-bitexact", "-map_metadata", "-1", str(path)],
+        input=data.tobytes(),
+        check=True,
+    )
+
+
+def rms(audio: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(np.square(audio)))) if len(audio) else 0.0
+
+
+# ------------------------------------------------------------------------------------------------------ clips
+
+
+@dataclass
+class Clip:
+    """One recorded line: its voice (``<language>-<name>``), text, file, and (after :func:`load`) trimmed audio."""
+
+    voice: str
+    text: str
+    path: Path
+    group: str  # the Dutch level or the prompt language
+    audio: np.ndarray | None = None
+
+    def load(self) -> np.ndarray:
+        if self.audio is None:
+            self.audio = trim(decode(self.path))
+        return self.audio
+
+
+DIALOG = re.compile(
+    r'dialogId\(\s*"([^"]*)"\s*,\s*"([^"]*)"\s*,\s*"((?:[^"\\]|\\.)*)"\s*\)\s*dialogStr\(\s*"((?:[^"\\]|\\.)*)"\s*\)'
+)
+
+
+def clean_text(text: str) -> str:
+    return " ".join(text.replace('\\"', '"').replace("\\n", " ").split())
+
+
+def dutch_lines(root: Path) -> dict[str, list[Clip]]:
+    """The fish's voiced Dutch lines per level, in the dialogue file's order."""
+    game = root / GAME
+    levels: dict[str, list[Clip]] = {}
+    for script in sorted((game / "script").glob("*/dialogs_nl.lua")):
+        level = script.parent.name
+        clips = []
+        for ident, font, _english, dutch in DIALOG.findall(script.read_text(encoding="utf-8")):
+            sound = game / "sound" / level / "nl" / f"{ident}.ogg"
+            text = clean_text(dutch)
+            if font in FISH and sound.exists() and text:
+                clips.append(Clip(f"nl-{font}", text, sound, level))
+        if clips:
+            levels[level] = clips
+    return levels
+
+
+def prompt_lines(root: Path, language: str) -> list[Clip]:
+    """The prompts of ``language`` that have a usable text (module docstring), in the text list's order."""
+    listing = root / f"usr/share/doc/asterisk-core-sounds-{language}/core-sounds-{language}.txt.gz"
+    voices = sorted((root / "usr/share/asterisk/sounds").glob(f"{language}_*"))
+    if len(voices) != 1:
+        raise SystemExit(f"expected one voice folder for {language}, found {voices}")
+    clips = []
+    for line in gzip.decompress(listing.read_bytes()).decode("utf-8-sig").splitlines():
+        if line.startswith(";") or ":" not in line:
+            continue
+        ident, text = (part.strip() for part in line.split(":", 1))
+        wav = voices[0] / f"{ident}.wav"
+        if not wav.exists() or re.search(r"[\[\]()<>]", text) or len(text.split()) < 3:
+            continue
+        clips.append(Clip(f"{language}-asterisk", clean_text(text), wav, language))
+    return clips
+
+
+def norm(text: str) -> str:
+    return re.sub(r"[^\w]+", " ", text.lower()).strip()
+
+
+def split_levels(levels: dict[str, list[Clip]], rng: random.Random) -> dict[str, list[str]]:
+    """The Dutch levels of each split (module docstring); removes from tuning levels the lines held-out ones say."""
+    names = sorted(name for name, clips in levels.items() if len(clips) >= 4)
+    rng.shuffle(names)
+    cut = len(names) // 3
+    splits = {"tuning": sorted(names[:cut]), "held-out": sorted(names[cut:])}
+    held_texts = {norm(c.text) for name in splits["held-out"] for c in levels[name]}
+    for name in splits["tuning"]:
+        levels[name] = [c for c in levels[name] if norm(c.text) not in held_texts]
+    return splits
+
+
+# ---------------------------------------------------------------------------------------------------- layouts
+
+
+@dataclass
+class Turn:
+    voice: str
+    start: float
+    end: float
+    text: str
+
+
+def lay_out(clips: list[Clip], rng: random.Random, overlaps: bool) -> tuple[np.ndarray, list[Turn]]:
+    """``clips`` one after another (pauses and overlaps of the module docstring); the mono mix and its turns."""
+    turns: list[Turn] = []
+    placed: list[tuple[int, np.ndarray]] = []
+    cursor = EDGE
+    for index, clip in enumerate(clips):
+        audio = clip.load()
+        latest = max((t.end for t in turns), default=cursor)
+        if index == 0:
+            start = cursor
+        elif not overlaps or clip.voice == turns[-1].voice:
+            start = latest + rng.uniform(0.4, 1.2)
+        elif rng.random() < 0.25:
+            previous = turns[-1]
+            start = latest - min(rng.uniform(0.2, 1.0), 0.5 * (previous.end - previous.start))
+            own = [t.end for t in turns if t.voice == clip.voice]
+            if own:  # never over the new voice's own previous line
+                start = max(start, own[-1] + 0.1)
+        else:
+            start = latest + rng.uniform(0.1, 0.8)
+        first = round(start * SR)
+        placed.append((first, audio))
+        turns.append(Turn(clip.voice, first / SR, (first + len(audio)) / SR, clip.text))
+    length = max(first + len(audio) for first, audio in placed) + round(EDGE * SR)
+    mix = np.zeros(length)
+    for first, audio in placed:
+        mix[first : first + len(audio)] += audio
+    return mix, turns
+
+
+def take(clips: list[Clip], seconds: float) -> tuple[list[Clip], list[Clip]]:
+    """The first clips of ``clips`` whose speech reaches ``seconds`` (with about 0.8 s a pause), and the rest; clips
+    under 0.3 s after trimming (clicks, breaths) are passed over."""
+    total = 0.0
+    chosen = []
+    for index, clip in enumerate(clips):
+        if len(clip.load()) < 0.3 * SR:
+            continue
+        chosen.append(clip)
+        total += len(clip.load()) / SR + 0.8
+        if total >= seconds:
+            return chosen, clips[index + 1 :]
+    return chosen, []
+
+
+def speech_rms(mix: np.ndarray, turns: list[Turn]) -> float:
+    mask = np.zeros(len(mix), dtype=bool)
+    for turn in turns:
+        mask[round(turn.start * SR) : round(turn.end * SR)] = True
+    return rms(mix[mask])
+
+
+# ------------------------------------------------------------------------------------------------------ music
+
+
+def music_bed(track: np.ndarray, length: int, offset: int) -> np.ndarray:
+    """``length`` samples of ``track`` from ``offset`` on, looped (ffmpeg-decoded mono)."""
+    reps = (offset + length) // len(track) + 1
+    return np.tile(track, reps)[offset : offset + length]
+
+
+def lowpass(audio: np.ndarray, cutoff: float) -> np.ndarray:
+    spectrum = np.fft.rfft(audio)
+    spectrum[np.fft.rfftfreq(len(audio), 1 / SR) > cutoff] = 0
+    return np.fft.irfft(spectrum, len(audio))
+
+
+def under_music(
+    dialogue: np.ndarray, turns: list[Turn], track: np.ndarray, layout: str, music_db: float, rng: random.Random
+) -> tuple[np.ndarray, list[Turn]]:
+    """``dialogue`` with :data:`MUSIC_LEAD` s of music alone before and after, mixed as ``layout`` (module
+    docstring); the samples (x channels) and the shifted turns."""
+    lead = round(MUSIC_LEAD * SR)
+    speech = np.concatenate([np.zeros(lead), dialogue, np.zeros(lead)])
+    shifted = [Turn(t.voice, t.start + MUSIC_LEAD, t.end + MUSIC_LEAD, t.text) for t in turns]
+    n = len(speech)
+    offset = rng.randrange(0, max(1, len(track) - n)) if len(track) > n else 0
+    target = speech_rms(dialogue, turns) * 10 ** (music_db / 20)
+
+    def bed(shift: float) -> np.ndarray:
+        part = music_bed(track, n, offset + round(shift * SR))
+        return part * (target / max(rms(part), 1e-9))
+
+    if layout == "mono":
+        out = speech + bed(0.0)
+        channels = out[:, None]
+    elif layout == "stereo":
+        channels = np.stack([speech + bed(0.0), speech + bed(0.35)], axis=1)
+    elif layout == "5.1":
+        low = lowpass(bed(0.0), 120.0)
+        low *= target * 10 ** (-10 / 20) / max(rms(low), 1e-9)
+        side = 10 ** (-3 / 20)
+        # ffmpeg's 5.1 order: FL FR FC LFE BL/SL BR/SR
+        channels = np.stack([bed(0.0), bed(0.35), speech, low, side * bed(1.1), side * bed(1.7)], axis=1)
+    else:
+        raise ValueError(layout)
+    peak = float(np.max(np.abs(channels)))
+    if peak > 0.97:
+        channels = channels * (0.97 / peak)
+    return channels, shifted
+
+
+# ------------------------------------------------------------------------------------------------------ output
+
+
+class Writer:
+    """Writes each file's WAV and references into ``out``; keeps the manifest."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.entries: list[dict] = []
+        out.mkdir(parents=True, exist_ok=True)
+
+    def add(
+        self,
+        name: str,
+        audio: np.ndarray,
+        turns: list[Turn],
+        *,
+        kind: str,
+        language: str,
+        split: str,
+        source: list[str],
+        layout: str = "mono",
+        music_db: float | None = None,
+        rttm: bool = False,
+    ) -> None:
+        write_wav(self.out / f"{name}.wav", audio, layout)
+        (self.out / f"{name}.txt").write_text("".join(f"{t.text}\n" for t in turns), encoding="utf-8")
+        (self.out / f"{name}.stm").write_text(
+            "".join(f"{name} 1 {t.voice} {t.start:.3f} {t.end:.3f} {t.text}\n" for t in turns), encoding="utf-8"
+        )
+        if rttm:
+            (self.out / f"{name}.rttm").write_text(
+                "".join(
+                    f"SPEAKER {name} 1 {t.start:.3f} {t.end - t.start:.3f} <NA> <NA> {t.voice} <NA> <NA>\n"
+                    for t in turns
+                )
+            )
+        voices = sorted({t.voice for t in turns})
+        self.entries.append(
+            {
+                "file": f"{name}.wav",
+                "kind": kind,
+                "language": language,
+                "split": split,
+                "voices": voices,
+                "speakers": len(voices),
+                "duration_s": round(len(audio) / SR, 3),
+                "channels": 1 if audio.ndim == 1 else int(audio.shape[1]),
+                "layout": layout,
+                "music_db": music_db,
+                "source": source,
+                "text": f"{name}.txt",
+                "stm": f"{name}.stm",
+                "rttm": f"{name}.rttm" if rttm else None,
+                "clips": len(turns),
+            }
+        )
+        log(f"wrote {name}.wav ({len(audio) / SR:.1f} s, {len(turns)} clips)")
+
+    def save(self) -> None:
+        """Write ``manifest.json``: this run's entries, and those of an earlier run (``--only``) it did not redo."""
+        manifest = self.out / "manifest.json"
+        mine = {e["file"] for e in self.entries}
+        kept = [e for e in json.loads(manifest.read_text()) if e["file"] not in mine] if manifest.exists() else []
+        order = {"monolingual": 0, "conversation": 1, "conversation-music": 2}
+        entries = sorted(kept + self.entries, key=lambda e: (order[e["kind"]], e["split"] != "tuning", e["file"]))
+        manifest.write_text(json.dumps(entries, indent=1, ensure_ascii=False) + "\n")
+
+
+def status(path: Path | None, message: str) -> None:
+    if path is not None:
+        with path.open("a") as handle:
+            handle.write(f"{time.strftime('%H:%M:%S')} {message}\n")
+
+
+# ------------------------------------------------------------------------------------------------------- build
+
+
+def build(out: Path, cache: Path, only: set[str], status_file: Path | None) -> list[dict]:
+    """The whole set (module docstring) into ``out``; the manifest's entries."""
+    prompts = [f"asterisk-core-sounds-{lang}{suffix}" for lang in PROMPT_LANGUAGES for suffix in ("-wav", "")]
+    root = unpack(fetch([*FILLETS, *prompts], cache), cache)
+    writer = Writer(out)
+    levels = dutch_lines(root)
+    splits = split_levels(levels, random.Random(f"{SEED}-levels"))
+    log(f"Dutch levels: tuning {', '.join(splits['tuning'])}; held-out {', '.join(splits['held-out'])}")
+    nl_source = list(FILLETS)
+
+    if "monolingual" in only:
+        for split, (font, count) in MONO_NL.items():
+            rng = random.Random(f"{SEED}-mono-nl-{split}")
+            pool = [c for name in splits[split] for c in levels[name] if c.voice == f"nl-{font}"]
+            for number in range(1, count + 1):
+                chosen, pool = take(pool, rng.uniform(*MONO_SECONDS))
+                mix, turns = lay_out(chosen, rng, overlaps=False)
+                writer.add(
+                    f"mono-nl-{split}-{number}", mix, turns, kind="monolingual", language="nl", split=split,
+                    source=nl_source,
+                )  # fmt: skip
+        for language, count in MONO_PROMPTS.items():
+            rng = random.Random(f"{SEED}-mono-{language}")
+            pool = prompt_lines(root, language)
+            rng.shuffle(pool)
+            split = PROMPT_LANGUAGES[language]
+            for number in range(1, count + 1):
+                chosen, pool = take(pool, rng.uniform(*MONO_SECONDS))
+                mix, turns = lay_out(chosen, rng, overlaps=False)
+                writer.add(
+                    f"mono-{language}-{split}-{number}", mix, turns, kind="monolingual", language=language,
+                    split=split, source=[f"asterisk-core-sounds-{language}-wav", f"asterisk-core-sounds-{language}"],
+                )  # fmt: skip
+        writer.save()
+        status(status_file, f"monolingual files ready in {out} (manifest.json lists them)")
+
+    if "conversation" in only or "music" in only:
+        track_paths = sorted((root / GAME / "music").glob("*.ogg"))
+        tracks = {p.stem: decode(p) for p in track_paths if p.stat().st_size > 1_000_000}
+        for split, count in CONVERSATIONS.items():
+            rng = random.Random(f"{SEED}-conversation-{split}")
+            # script order: level after level (sorted names), each level's lines in its dialogue file's order
+            pool = [c for name in splits[split] for c in levels[name]]
+            for number in range(1, count + 1):
+                chosen, pool = take(pool, rng.uniform(*CONVERSATION_SECONDS))
+                mix, turns = lay_out(chosen, rng, overlaps=True)
+                peak = float(np.max(np.abs(mix)))
+                if peak > 0.97:
+                    mix *= 0.97 / peak
+                name = f"conv-nl-{split}-{number}"
+                if "conversation" in only:
+                    writer.add(
+                        name, mix, turns, kind="conversation", language="nl", split=split, source=nl_source,
+                        rttm=True,
+                    )  # fmt: skip
+                if "music" in only and number <= MUSIC_PER_SPLIT:
+                    music_rng = random.Random(f"{SEED}-music-{split}-{number}")
+                    track_name = music_rng.choice(sorted(tracks))
+                    for layout, music_db in MUSIC_VARIANTS:
+                        audio, shifted = under_music(mix, turns, tracks[track_name], layout, music_db, music_rng)
+                        writer.add(
+                            f"{name}-music{round(-music_db)}-{layout}",
+                            audio if layout != "mono" else audio[:, 0], shifted, kind="conversation-music",
+                            language="nl", split=split, source=nl_source, layout=layout, music_db=music_db,
+                            rttm=True,
+                        )  # fmt: skip
+            writer.save()
+        status(status_file, f"conversations{' and music variants' if 'music' in only else ''} ready in {out}")
+    writer.save()
+    return writer.entries
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--out", type=Path, default=ROOT / "bench/results/real-set", help="folder for the set")
+    parser.add_argument("--cache", type=Path, default=ROOT / ".bench-work/debs", help="downloaded .debs, unpacked")
+    parser.add_argument(
+        "--only",
+        default="monolingual,conversation,music",
+        help="comma-separated parts to build: monolingual, conversation, music (default: all)",
+    )
+    parser.add_argument("--status-file", type=Path, help="append a line here whenever a part is ready")
+    args = parser.parse_args(argv)
+    only = {part.strip() for part in args.only.split(",") if part.strip()}
+    entries = build(args.out, args.cache, only, args.status_file)
+    minutes = sum(e["duration_s"] for e in entries) / 60
+    print(f"{len(entries)} files, {minutes:.1f} minutes, in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
