@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -37,13 +39,14 @@ class Shot:
 
 @dataclass(frozen=True)
 class Reel:
-    """A video made by ``reel``: its ``path``, hard ``cuts`` (seconds: the first frame of the new shot),
-    ``dissolves`` ``(start, end)`` in seconds, ``fps`` and ``duration``."""
+    """A video made by ``reel``: its ``path``, hard ``cuts`` (seconds: the presentation time of the first frame of
+    the new shot), ``dissolves`` ``(start, end)`` in seconds, ``fps`` (an ``int``, or a ``Fraction`` such as
+    ``Fraction(30000, 1001)``) and ``duration``."""
 
     path: Path
     cuts: tuple[float, ...]
     dissolves: tuple[tuple[float, float], ...]
-    fps: int
+    fps: int | Fraction
     duration: float
 
 
@@ -52,12 +55,12 @@ def reel(
     shots: Sequence[Shot],
     *,
     size: str = "320x180",
-    fps: int = 25,
+    fps: int | Fraction = 25,
     audio: Path | None = None,
     preset: str = "veryfast",
 ) -> Reel:
-    """Join ``shots`` into an H.264 video ``target`` (with ``audio`` as AAC when given, cut to the picture's length);
-    returns where its cuts and dissolves are."""
+    """Join ``shots`` into an H.264 video ``target`` at ``fps`` (a ``Fraction`` for NTSC rates: 30000/1001) (with
+    ``audio`` as AAC when given, cut to the picture's length); returns where its cuts and dissolves are."""
     spec = f"s={size}:r={fps}"
     parts = [
         f"{shot.source.format(s=spec)},trim=duration={shot.seconds},format=yuv420p,setsar=1,settb=AVTB[s{k}]"
@@ -81,20 +84,27 @@ def reel(
     return timeline(target, shots, fps)
 
 
-def timeline(target: Path, shots: Sequence[Shot], fps: int = 25) -> Reel:
-    """Where the cuts and dissolves of ``shots`` fall once ``reel`` has joined them into ``target``."""
-    length = shots[0].seconds
+def timeline(target: Path, shots: Sequence[Shot], fps: int | Fraction = 25) -> Reel:
+    """Where the cuts and dissolves of ``shots`` fall once ``reel`` has joined them into ``target``. A shot lasts
+    whole frames: ``trim`` keeps the frames that start within its ``seconds``, so at 30000/1001 fps a shot of 3.3366
+    s is 100 frames and the cut after it falls at 100 x 1001/30000 = 3.336667 s."""
+    rate = Fraction(fps)
+
+    def seconds(shot: Shot) -> Fraction:  # the shot's length in whole frames, as trim cuts it
+        return math.ceil(Fraction(shot.seconds) * rate) / rate
+
+    length = seconds(shots[0])
     cuts: list[float] = []
     dissolves: list[tuple[float, float]] = []
     for k in range(1, len(shots)):
-        fade = shots[k - 1].dissolve
+        fade = Fraction(shots[k - 1].dissolve)
         if fade:
-            dissolves.append((round(length - fade, 6), round(length, 6)))
-            length += shots[k].seconds - fade
+            dissolves.append((round(float(length - fade), 6), round(float(length), 6)))
+            length += seconds(shots[k]) - fade
         else:
-            cuts.append(round(length, 6))
-            length += shots[k].seconds
-    return Reel(target, tuple(cuts), tuple(dissolves), fps, length)
+            cuts.append(round(float(length), 6))
+            length += seconds(shots[k])
+    return Reel(target, tuple(cuts), tuple(dissolves), fps, float(length))
 
 
 def speech_track(

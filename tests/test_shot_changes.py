@@ -4,7 +4,10 @@ timing to the shot change, cues.shots), and check's report of a hand-made SRT ag
 from __future__ import annotations
 
 import json
+import math
+import subprocess
 from dataclasses import replace
+from fractions import Fraction
 
 import pytest
 
@@ -18,7 +21,8 @@ from whisper_subtitler.quality.read import SubtitleCue, shown_cues
 from whisper_subtitler.quality.rules import check_cues
 from whisper_subtitler.quality.shots import shot_faults
 from whisper_subtitler.types import Segment, Transcript, Word
-from whisper_subtitler.video.shots import ShotChanges, detect_shot_changes, video_info
+from whisper_subtitler.video.shots import ShotChanges, changes_from, detect_shot_changes, video_info
+from whisper_subtitler.writers.base import format_timestamp, to_milliseconds
 
 FPS = 25
 F = 1 / FPS  # one frame, seconds
@@ -127,8 +131,7 @@ def test_moves_keep_the_builder_rules_on_random_cues():
     import random
 
     rng = random.Random(7)
-    options = OPTIONS
-    for _ in range(200):
+    for options in (OPTIONS, _frames_options(Fraction(30000, 1001))) * 100:
         t, spans = 0.5, []
         for _ in range(8):
             t += rng.uniform(0.1, 1.5)
@@ -138,12 +141,17 @@ def test_moves_keep_the_builder_rules_on_random_cues():
         shots = sorted(rng.uniform(0, t) for _ in range(6))
         before = time_cues(spans, options, t + 2)
         after = time_to_shots(before, spans, shots, options, t + 2)
+        window = ShotRules.of(options).window
         for k, ((s0, e0), (s1, e1)) in enumerate(zip(before, after)):
             need = min(max(needed_duration(spans[k].chars, options), spans[k].shortest), e0 - s0)
             assert e1 - s1 >= need - 1e-9
             assert e1 - s1 <= options.max_duration + 1e-9 or e1 - s1 <= e0 - s0
             if k:
                 assert s1 >= after[k - 1][1] + options.min_gap - 1e-9
+            # Away from every cut (and the next cue not moved back onto one), a cue keeps its times exactly.
+            far = all(abs(x - shot) >= window for x in (s0, e0) for shot in shots)
+            if far and (k + 1 == len(after) or after[k + 1][0] == before[k + 1][0]):
+                assert (s1, e1) == (s0, e0)
 
 
 def test_shot_change_files_as_subtitle_edit_saves_them(tmp_path):
@@ -280,3 +288,144 @@ def test_the_run_summary_keeps_the_shot_changes_and_check_agrees(tmp_path, cli, 
     assert "shot_changes" not in json.loads((untimed / "film.json").read_text(encoding="utf-8"))
     by_transcript = cli("check", str(untimed / "film.srt"), "--transcript", str(tmp_path / "film.json"), "--json")
     assert {k for _, k, _ in _shot_report(by_transcript)} & SHOT_KINDS  # the untimed cues break the kept rules
+
+
+# On the cut's frame as a player shows it (issue 67): a frame is shown at its presentation time, which is a whole
+# millisecond only at rates like 25 fps (at 30000/1001 fps frame 100 is at 3336.667 ms). libass, under ffmpeg's
+# subtitles filter (our --burn-in), takes that time truncated to the millisecond and shows a cue from the first
+# frame whose time has reached the cue's start, mpv rounds it: a start written as 3.337 s is first shown on frame
+# 101, one frame after the cut. The start must be written at or before the frame's time (and after the frame
+# before it), an end 2 frames before the cut at or before that frame's time (so that 2 frames stay blank).
+
+NTSC = (Fraction(24000, 1001), Fraction(30000, 1001), Fraction(60000, 1001))
+RATES = (*NTSC, Fraction(24), Fraction(25), Fraction(30), Fraction(50))
+CUT_FRAMES = (2, 10, 11, 100, 2997, 24_000 + 7, 107_892)  # up to an hour in: 6 significant digits are not enough
+
+
+def _shown_from(ms: int, fps: Fraction) -> tuple[int, int]:
+    """The first frame at ``fps`` whose presentation time has reached ``ms``, the frame from which a cue starting at
+    ``ms`` is shown (or one ending at ``ms`` no longer is): as libass under ffmpeg's subtitles filter counts
+    (the frame's time in ms truncated) and as mpv does (rounded)."""
+    found = []
+    for to_ms in (math.floor, round):
+        j = max(0, math.floor(ms * fps / 1000) - 2)
+        while to_ms(j * 1000 / fps) < ms:
+            j += 1
+        found.append(j)
+    return found[0], found[1]
+
+
+def _frames_options(fps: Fraction) -> CueOptions:
+    return CueOptions(fps=float(fps))
+
+
+def test_a_cue_after_a_cut_is_shown_from_the_cut_frame_at_any_frame_rate():
+    for fps in RATES:
+        options, frame = _frames_options(fps), 1 / fps
+        window = window_frames(float(fps))
+        for k in CUT_FRAMES:
+            exact = k * frame
+            for cut in (float(exact), round(float(exact), 6)):  # a time computed, and one from ffmpeg (microseconds)
+                for after in (Fraction(1, 5), Fraction(1), Fraction(2), Fraction(7, 2), Fraction(window - 1)):
+                    start = float(exact + after * frame)
+                    spans = [Span(start, start + 3.0, 20, 4)]
+                    timed = _timed(spans, [cut], exact + 60, options)[0][0]
+                    assert _shown_from(to_milliseconds(timed), fps) == (k, k), (fps, k, cut, after, timed)
+
+
+def test_the_cue_before_leaves_two_frames_blank_and_a_short_cue_a_window_before():
+    for fps in RATES:
+        options, frame = _frames_options(fps), 1 / fps
+        window = window_frames(float(fps))
+        for k in CUT_FRAMES[3:]:  # room for a cue before the cut
+            cut = round(float(k * frame), 6)
+            before = Span(float((k - 80) * frame), float((k + 4) * frame), 20, 4)  # ends 4 frames after the cut
+            after = Span(float((k + 5) * frame), float((k + 90) * frame), 20, 4)  # starts 5 frames after it
+            (s0, e0), (s1, e1) = _timed([before, after], [cut], cut + 60, options)
+            assert _shown_from(to_milliseconds(e0), fps) == (k - 2, k - 2)  # last shown on k-3: k-2, k-1 blank
+            assert _shown_from(to_milliseconds(s1), fps) == (k, k)
+            assert s1 - e0 >= options.min_gap - 1e-9  # the builder's gap, in seconds, kept
+            # Too short from the cut: the cue starts a window before it, on that frame.
+            short = Span(float((k - 3) * frame), float((k + 2) * frame), 20, 4)
+            start, end = _timed([short], [cut], cut + 60, options)[0]
+            assert _shown_from(to_milliseconds(start), fps) == (k - window, k - window), (fps, k, start)
+            assert end - start >= needed_duration(20, options) - 1e-9
+
+
+def test_cues_away_from_the_cuts_keep_their_times_exactly():
+    for fps in RATES:
+        options = _frames_options(fps)
+        spans = [Span(1.013, 2.4, 20, 4), Span(4.0, 5.1, 12, 3), Span(8.2, 9.9, 30, 6), Span(12.345, 13.0, 8, 2)]
+        before = time_cues(spans, options, 20.0)
+        shots = [3.3, 6.7, 11.2, 16.0]
+        rules = ShotRules.of(options)
+        assert all(abs(t - shot) > rules.window for pair in before for t in pair for shot in shots)
+        assert time_to_shots(before, spans, shots, options, 20.0) == before
+        # A cue already on a cut (a whole millisecond at 25 fps) keeps its time too.
+        on = [Span(4.0, 6.0, 20, 4)]
+        assert time_to_shots(time_cues(on, OPTIONS, 20.0), on, [4.0], OPTIONS, 20.0)[0][0] == 4.0
+
+
+def test_ffmpeg_times_are_read_to_the_microsecond():
+    printed = b"frame:0    pts:1003336667 pts_time:1003.34\nlavfi.scene_score=0.66\n"  # %.6g: 3.3 ms late
+    assert changes_from(printed, time_base=Fraction(1, 1_000_000)) == (1003.336667,)
+    assert changes_from(printed) == (1003.34,)  # without a time base: ffmpeg's 6 significant digits
+
+
+def _dark_reel(target, fps=Fraction(30000, 1001)) -> Reel:
+    """Three plain grey shots at ``fps``: cuts at frames 100 (3.336667 s) and 115."""
+    grey = ("color=c=0x202020:{s}", "color=c=0x505050:{s}", "color=c=0x202020:{s}")
+    return reel(target, [Shot(grey[0], 3.3366), Shot(grey[1], 0.5), Shot(grey[2], 1.0)], size="160x90", fps=fps)
+
+
+def _ffmpeg(*args) -> None:
+    subprocess.run(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", *map(str, args)], check=True)
+
+
+def _lit_frames(video, srt) -> list[int]:
+    """The frames of ``video`` (numbered from 0) on which ffmpeg's subtitles filter (libass) draws ``srt``."""
+    vf = f"subtitles=filename={srt.name},signalstats,metadata=mode=print:key=lavfi.signalstats.YMAX:file=-"
+    cmd = ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-i", str(video), "-vf", vf, "-f", "null", "-"]
+    out = subprocess.run(cmd, cwd=srt.parent, capture_output=True, text=True, check=True).stdout
+    ymax = [int(line.split("=")[1]) for line in out.splitlines() if "signalstats.YMAX=" in line]
+    return [j for j, y in enumerate(ymax) if y > 120]  # white text; the grey shots are at most 85
+
+
+def test_a_burned_in_cue_after_a_cut_appears_on_the_cut_frame(tmp_path):
+    filters = subprocess.run(["ffmpeg", "-hide_banner", "-filters"], capture_output=True, text=True).stdout.split()
+    if "subtitles" not in filters:
+        pytest.skip("ffmpeg without libass (no subtitles filter)")
+    film = _dark_reel(tmp_path / "ntsc.mp4")
+    fps, frame = Fraction(film.fps), 1 / Fraction(film.fps)
+    cut = film.cuts[0]  # frame 100
+    assert detect_shot_changes(film.path) == film.cuts  # to the microsecond: 3.336667, not ffmpeg's 3.33667
+    options = _frames_options(fps)
+    spans = [Span(0.5, float(104 * frame), 20, 4), Span(float(104.5 * frame), 4.5, 20, 4)]
+    times = _timed(spans, film.cuts, film.duration, options)
+    srt = tmp_path / "cues.srt"
+    srt.write_text(
+        "".join(
+            f"{n}\n{format_timestamp(s, True, ',')} --> {format_timestamp(e, True, ',')}\nWWWWWWWW\n\n"
+            for n, (s, e) in enumerate(times, 1)
+        ),
+        encoding="utf-8",
+    )
+    lit = set(_lit_frames(film.path, srt))
+    assert {97, 100, 101} <= lit and not {98, 99} & lit, (times, sorted(lit))  # 2 blank frames, then the cut frame
+    assert times[1][0] <= cut
+
+
+def test_shot_changes_keep_their_time_when_the_file_does_not_start_at_zero(tmp_path):
+    film = _dark_reel(tmp_path / "ntsc.mp4")
+    ts = tmp_path / "ntsc.ts"  # MPEG-TS starts at 1.4 s: ffmpeg already counts from there
+    _ffmpeg("-i", film.path, "-c", "copy", ts)
+    info = video_info(ts)
+    assert info is not None and info.start > 1 and detect_shot_changes(ts, info) == film.cuts
+    # The picture starting 1000 s into the file (the audio from 0): the cut at 1003.336667 s, 6 digits being 1003.34.
+    silence, late = tmp_path / "silence.m4a", tmp_path / "late.mp4"
+    _ffmpeg("-f", "lavfi", "-i", "anullsrc=r=8000:cl=mono", "-t", "1006", "-c:a", "aac", "-b:a", "8k", silence)
+    _ffmpeg("-itsoffset", "1000", "-i", film.path, "-i", silence, "-map", "0:v", "-map", "1:a", "-c", "copy", late)
+    cuts = detect_shot_changes(late)
+    assert cuts == tuple(round(1000 + c, 6) for c in film.cuts)
+    start = _timed([Span(cuts[0] + 0.1, cuts[0] + 3, 20, 4)], cuts, 1010.0, _frames_options(Fraction(film.fps)))[0][0]
+    assert to_milliseconds(start) == 1003336  # frame 100's time, 1003336.667 ms, as libass counts it

@@ -18,6 +18,16 @@ the window (at most 11 frames at 24 fps), so a time exactly 12 frames away is ou
   needs, or than it already was when it was already shorter), the maximum duration, the end of the audio. A move
   that would break one of them is not made, and the cue keeps its time (``check`` then reports it).
 
+On the frame as players show it: a time the rules put on a frame (a cut, 2 frames before it, a window before or
+after it) is written as the last whole millisecond at or before that frame's presentation time (``on_frame``).
+A player shows a cue from the first frame whose presentation time has reached the cue's start (libass under
+ffmpeg's subtitles filter, our ``--burn-in``, truncates that time to the millisecond; mpv rounds it), and at 23.976,
+29.97 or 59.94 fps a frame's time is rarely a whole millisecond: frame 100 at 30000/1001 fps is at 3336.667 ms. SRT
+and VTT round times to the nearest millisecond, so a cue moved onto that cut was written 3.337 s and first shown on
+frame 101, one frame late, and a cue ending 2 frames before it stayed on frame 98, leaving one blank frame; the last
+millisecond at or before the frame's time (3.336 s) is after the frame before it, so the cue is shown from the cut's
+frame in every player. At 24, 25 or 30 fps the frames' times are whole milliseconds and nothing changes.
+
 Where the guides differ: the BBC asks for subtitles that end on the last frame of a shot and gives no number for the
 overhang; Netflix asks for 2 frames before the cut and half a second on each side of it. We follow Netflix's
 numbers. Shot changes from a file: ``cues.shot_list``.
@@ -38,6 +48,16 @@ from whisper_subtitler.types import Transcript
 
 WINDOW_SECONDS = 0.5  # Netflix: "12 frames" at 24 fps, "half a second" at any frame rate
 _EXACT = 1e-9  # seconds: rounding room in the duration and gap comparisons, which are exact
+
+
+def on_frame(t: float) -> float:
+    """``t`` (seconds, a frame's presentation time) as the last whole millisecond at or before it, the time SRT and VTT
+    write (``writers.base.to_milliseconds``) for a cue to show from that frame on (module docstring): a player shows a
+    cue from the first frame whose time, in milliseconds (truncated by libass under ffmpeg, rounded by mpv), has
+    reached its start, and a frame's time at 30000/1001 fps, 3336.667 ms, rounded to 3337 ms is shown one frame late.
+    The nanosecond added absorbs the floating-point error of a whole millisecond (4.004 s is 4.003999... in binary);
+    frames' times are never that close below a whole millisecond (at 30000/1001 fps they are thirtieths of one)."""
+    return math.floor(t * 1000 + 1e-6) / 1000
 
 
 def window_frames(fps: float) -> int:
@@ -62,11 +82,18 @@ class ShotRules:
         frame = options.frame
         return cls(frame, window_frames(options.fps) * frame, options.min_gap, frame / 4)
 
-    def near(self, shots: Sequence[float], t: float) -> float | None:
-        """The shot change of ``shots`` (sorted, seconds) nearest to ``t`` and within the window of it, not on it."""
+    def near(self, shots: Sequence[float], t: float, on: bool = False) -> float | None:
+        """The shot change of ``shots`` (sorted, seconds) nearest to ``t`` and within the window of it, not on it
+        (within ``tolerance``) unless ``on``."""
         k = bisect.bisect_left(shots, t)
-        found = [s for s in shots[max(0, k - 1) : k + 1] if self.tolerance < abs(s - t) < self.window - self.tolerance]
+        low = -1.0 if on else self.tolerance
+        found = [s for s in shots[max(0, k - 1) : k + 1] if low < abs(s - t) < self.window - self.tolerance]
         return min(found, key=lambda s: abs(s - t)) if found else None
+
+    def before(self, shot: float) -> float:
+        """The end of a cue 2 frames (the gap) before the cut ``shot`` as written (``on_frame``): the gap before the
+        cue that starts on the cut, ``on_frame(shot)``, at least ``gap``, and the frame 2 before the cut not shown."""
+        return on_frame(on_frame(shot) - self.gap)
 
     def crossed(self, shots: Sequence[float], start: float, end: float) -> list[float]:
         """The shot changes of ``shots`` (sorted) that fall inside the cue ``start``-``end`` (not on its edges)."""
@@ -95,18 +122,20 @@ def time_to_shots(
     need = [min(max(needed_duration(sp.chars, options), sp.shortest), e - s) for sp, (s, e) in zip(spans, times)]
     for i in range(len(out)):  # in-times
         s, e = out[i]
-        shot = rules.near(shots, s)
-        if shot is None:
+        shot = rules.near(shots, s, on=True)  # a start within a quarter frame of the cut is written on it too
+        if shot is None or s == on_frame(shot):
             continue
-        for c in [shot] if shot < s else [shot, shot - rules.window]:
+        cut = on_frame(shot)
+        for c in [cut] if cut < s or abs(shot - s) <= eps else [cut, on_frame(shot - rules.window)]:
             if c < s:  # earlier: a longer cue, room needed before it
                 if c < 0 or e - c > options.max_duration + _EXACT:
                     continue
                 if i and c < out[i - 1][1] + gap - _EXACT:
                     ps, pe = out[i - 1]
-                    if (c - gap) - ps < need[i - 1] - _EXACT:
+                    end = rules.before(shot) if c == cut else on_frame(c - gap)
+                    if end - ps < need[i - 1] - _EXACT:
                         continue
-                    out[i - 1] = (ps, c - gap)  # the cue before ends 2 frames before the cut: the out-time rule
+                    out[i - 1] = (ps, end)  # the cue before ends 2 frames before the cut: the out-time rule
             elif e - c < need[i] - _EXACT:  # later: a shorter cue
                 continue
             out[i] = (c, e)
@@ -114,10 +143,10 @@ def time_to_shots(
     for i in range(len(out)):  # out-times
         s, e = out[i]
         shot = rules.near(shots, e)
-        if shot is None or shot <= s + eps or abs(e - (shot - gap)) <= eps:
+        if shot is None or shot <= s + eps or e == rules.before(shot):
             continue
         limit = out[i + 1][0] - gap if i + 1 < len(out) else (duration if duration > 0 else math.inf)
-        for c in [shot - gap] + ([shot + rules.window] if e > shot else []):
+        for c in [rules.before(shot)] + ([on_frame(shot + rules.window)] if e > shot else []):
             if c < e and c - s < need[i] - _EXACT:
                 continue
             if c > e and (c - s > options.max_duration + _EXACT or c > limit + _EXACT):

@@ -15,7 +15,13 @@ picture that scores the same), scales it to ``SCALE_WIDTH`` pixels wide, and pri
 (``select``'s ``scene``: 0 to 1, the picture change against the frame before) is above ``SCENE_THRESHOLD``; a frame
 within ``MIN_SHOT_FRAMES`` of the previous change is dropped (the frame after a cut often scores high too, from the
 encoder's repair of the cut frame). Times are the frames' presentation times less the file's start time, as players
-show them. ffmpeg runs with the hardening of ``audio.py`` (argument list, ``file:`` URL, protocol whitelist).
+show them: ffmpeg counts from the file's start already (without ``-copyts`` it takes the start off every timestamp it
+reads, so an MPEG-TS file starting at 1.4 s prints its first frame at 0); taking ``VideoInfo.start`` off again put
+the cuts of a file not starting at 0 off by its start (1.4 s early in such a file). They are read to the microsecond:
+``settb=AVTB`` gives the frames a time base of microseconds and the ``pts`` ffmpeg prints is read, not its
+``pts_time``, which has 6 significant digits (a cut at 1003.336667 s printed 1003.34, 3 ms late: a cue put on it
+showed a frame late; from 100 s on, 123.4567 s printed 123.457 already lands after the frame's time).
+ffmpeg runs with the hardening of ``audio.py`` (argument list, ``file:`` URL, protocol whitelist).
 """
 
 from __future__ import annotations
@@ -38,13 +44,15 @@ log = logging.getLogger(__name__)
 SCENE_THRESHOLD = 0.1  # ffmpeg scene score (0-1) above which a frame starts a new shot: the scdet filter's default
 SCALE_WIDTH = 160  # pixels: the width the picture is scored at (the height keeps the aspect ratio)
 MIN_SHOT_FRAMES = 3  # a change this few frames after the previous one is the same cut
-_PTS = re.compile(rb"pts_time:(-?[\d.]+)")
+MICROSECONDS = Fraction(1, 1_000_000)  # the time base the detection gives the frames (settb=AVTB)
+_PTS = re.compile(rb"pts:\s*(-?\d+)\s+pts_time:(-?[\d.]+(?:e[-+]?\d+)?)")
 
 
 @dataclass(frozen=True)
 class VideoInfo:
     """A file's first video stream: ``fps`` (frames per second; ``None`` when ffprobe gives none) and ``start``, the
-    file's start time in seconds (what players show as 0)."""
+    file's start time in seconds (what players show as 0, and ffmpeg counts from: the detection's times need no
+    correction for it)."""
 
     fps: float | None
     start: float = 0.0
@@ -83,7 +91,7 @@ class ShotDetection:
         self.path = Path(path)
         self.info = info
         vf = (
-            f"scale={SCALE_WIDTH}:-2:flags=fast_bilinear,select='gt(scene,{threshold})',"
+            f"settb=AVTB,scale={SCALE_WIDTH}:-2:flags=fast_bilinear,select='gt(scene,{threshold})',"
             "metadata=mode=print:file=pipe\\\\:1"
         )
         cmd = [ffmpeg_binary(), "-hide_banner", "-nostdin", "-nostats", "-loglevel", "error"]
@@ -104,7 +112,7 @@ class ShotDetection:
         out, err = self._output or [b"", b""]
         if self._proc.returncode != 0:
             raise InputError(f"{self.path}: ffmpeg could not find the shot changes ({last_error_line(err)})")
-        return changes_from(out, self.info.start, self.info.fps)
+        return changes_from(out, fps=self.info.fps, time_base=MICROSECONDS)
 
     def close(self) -> None:
         """Stop ffmpeg if it still runs and wait for the reader."""
@@ -130,13 +138,19 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.kill()
 
 
-def changes_from(output: bytes, start: float = 0.0, fps: float | None = None) -> tuple[float, ...]:
-    """The shot changes (seconds, less ``start``) of ffmpeg's ``metadata=print`` ``output``: one per frame printed,
-    a frame within ``MIN_SHOT_FRAMES`` frames (at ``fps``, else 24) of the one kept before it dropped."""
+def changes_from(
+    output: bytes, start: float = 0.0, fps: float | None = None, time_base: Fraction | None = None
+) -> tuple[float, ...]:
+    """The shot changes (seconds, less ``start``: 0 for ffmpeg's own output, which counts from the file's start) of
+    ffmpeg's ``metadata=print`` ``output``: one per frame printed, a frame within ``MIN_SHOT_FRAMES`` frames (at
+    ``fps``, else 24) of the one kept before it dropped. With ``time_base`` (the filter's, ``MICROSECONDS`` after
+    ``settb=AVTB``) the times are the printed ``pts`` in it, exact; without, the printed ``pts_time`` (6 significant
+    digits: to 10 ms from 1000 s on)."""
     step = MIN_SHOT_FRAMES / (fps or 24.0)
     kept: list[float] = []
     for found in _PTS.finditer(output):
-        t = round(float(found.group(1)) - start, 6)
+        pts = int(found.group(1)) * time_base if time_base is not None else float(found.group(2))
+        t = round(float(pts) - start, 6)
         if t <= 0:  # the first frame is no change
             continue
         if not kept or t - kept[-1] > step:
