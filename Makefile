@@ -96,9 +96,9 @@ bench: install-test
 	$(PY) bench/conversations.py --out bench/results/speaker-set-wide --splits tuning-wide,held-out-wide
 	$(PY) bench/words.py --set bench/results/speaker-set-wide --splits tuning-wide --out bench/records/words-tuning-wide.json
 	$(PY) bench/words.py --set bench/results/speaker-set-wide --splits held-out-wide --out bench/records/words-held-out-wide.json
-	$(PY) bench/run.py --out docs/benchmarks.md --batch-sizes 1,4,8,16
+	$(PY) bench/run.py --out bench/records/benchmarks.md --batch-sizes 1,4,8,16
 	$(PY) bench/run.py --models tiny.en,base --methods openai,ours,ours-int8,faster-whisper,faster-whisper-int8 \
-		--no-memory --out docs/benchmarks-compute-types.md
+		--no-memory --out bench/records/benchmarks-compute-types.md
 	$(PY) bench/memory.py > bench/records/memory-cpu.json
 	$(PY) bench/check_sample.py --out bench/records/check-sample.json
 	$(PY) bench/channels.py --out bench/records/channels.json
