@@ -2,11 +2,12 @@
 #   make demo    install, then subtitle the example video (speech made with espeak-ng, video with ffmpeg)
 #   make test    install with the test extras, run `make lint`, then the whole test suite (slow tests included)
 #   make lint    ruff (lint and format check) and mypy, configured in pyproject.toml
+#   make docs    the user guide as a site (mkdocs-material, mkdocs.yml) into build/site, with --strict
 #   make dist    the sdist and the wheel into dist/ (README "Install": pip install dist/whisper_subtitler-*.whl)
 #   make bench   speed and memory against openai-whisper and faster-whisper, and speaker diarization against
-#                pyannote's own pipeline (docs/benchmarks.md), memory per batch row (bench/records/memory-cpu.json), and
+#                pyannote's own pipeline (bench/records/benchmarks.md), memory per batch row (bench/records/memory-cpu.json), and
 #                speakers on real conversations, clean, under music and noise, and long (bench/records/speakers-*.json:
-#                short-regions, collar-reference-tools, long, held-out-2), compute types (docs/benchmarks-compute-types.md),
+#                short-regions, collar-reference-tools, long, held-out-2), compute types (bench/records/benchmarks-compute-types.md),
 #                and check's report and SubER of the sample against its transcript (bench/records/check-sample.json),
 #                and our WER against faster-whisper's batched pipeline on the same sets and on wider tuning and
 #                held-out splits (bench/records/words-*.json),
@@ -137,6 +138,13 @@ long-clip: install-test
 
 cue-stats: install
 	$(PY) bench/cue_stats.py $(TRANSCRIPT)
+
+# The user guide (docs/, mkdocs.yml) as a site in build/site; --strict fails on a broken link or anchor. The CLI
+# reference is rendered from the Typer app at build time (docs/hooks/cli_reference.py). The test run builds it too
+# (tests/test_docs_site.py); mkdocs and mkdocs-material come with the test extras.
+.PHONY: docs
+docs: install-test
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 # The sdist, then the wheel built from it (as `python -m build` does: a file the sdist lacks fails here), into $(DIST).
 # setuptools from $(VENV), no build isolation and no index: offline once setuptools is there (tests/test_wheel.py).
