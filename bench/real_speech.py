@@ -3,12 +3,13 @@
 languages, Dutch two-voice conversations with overlaps, and the same conversations under music in mono, stereo and
 5.1; exact transcripts and speaker turns; built reproducibly (same packages, same arguments, same bytes).
 
-    python bench/real_speech.py                                   # -> bench/results/real-set/ (about 50 minutes)
+    python bench/real_speech.py                                   # -> bench/results/real-set/ (22 files, 47 min)
     python bench/real_speech.py --out /tmp/real-set --only monolingual
 
-The packages are fetched with ``apt-get download`` into ``--cache`` (kept; not fetched again) and unpacked there with
-``dpkg -x``; the audio is decoded and written with ffmpeg (16 kHz, 16-bit WAV; stereo and 5.1 with their channel
-layout), mixed with numpy; every random choice comes from ``random.Random(SEED)`` streams.
+The packages are fetched with ``apt-get download`` into ``--cache`` (kept; not fetched again) and unpacked there
+with ``dpkg -x`` (into ``--cache``/root); the audio is decoded and written with ffmpeg (16 kHz, 16-bit WAV; stereo
+and 5.1 with their channel layout), mixed with numpy; every random choice comes from ``random.Random(SEED)``
+streams.
 
 Sources (all Debian bookworm ``main``):
 
@@ -24,6 +25,10 @@ Sources (all Debian bookworm ``main``):
   their text is the upstream list ``core-sounds-<lang>.txt`` shipped in ``asterisk-core-sounds-<lang>``'s docs
   (``<id>: <text>``). Prompts whose text holds a bracket or parenthesis (tones, ``(beep)``, ``[temporales]``) or
   fewer than three words are left out. The Spanish text is written without accents (``numero``, ``contrasena``).
+- ``asterisk-prompt-es-co`` (GPL-2; Colombian Spanish, July E. Jiménez), ``asterisk-prompt-fr-armelle`` (BSD-style;
+  French, Armelle Desjardins) and ``asterisk-prompt-it-menardi-wav`` (CC-BY-SA-3.0; Italian, Paola Dal Zot): voices
+  of the same languages, with no text list; one text-free monolingual file each (``"text": null``), for measures
+  that need only the language (the share of each language detected), not the words.
 
 What is built (names ``<kind-prefix>-<language>-<split>-<n>``):
 
@@ -32,11 +37,12 @@ What is built (names ``<kind-prefix>-<language>-<split>-<n>``):
 - conversation: Dutch lines of the two fish in script order (levels' lines one after another, a level's whole
   dialogue file), 1-3 minutes each; at a change of speaker, with probability 1/4 the next line starts 0.2-1.0 s
   before the previous one ends (overlap), else 0.1-0.8 s after it; the same speaker again: 0.4-1.2 s after;
-- conversation-music: conversations with 4 s of music alone before and after, the music's RMS ``music_db`` dB
-  relative to the dialogue's RMS (over its speech only): mono mixes at 0 and -10 dB; stereo (dialogue identical in
-  L and R, centred; the mono music made wide: L the track, R the same track 0.35 s later, so L and R are
-  decorrelated) at 0 dB; 5.1 (dialogue alone in FC; the wide music in FL/FR at ``music_db``, in SL/SR from other
-  offsets of the track 3 dB lower; LFE the music low-passed at 120 Hz, 10 dB lower) at 0 dB, layout ``5.1``.
+- conversation-music: the first conversation of each split with 4 s of music alone before and after, the music's RMS
+  (over the whole file, per channel) ``music_db`` dB relative to the dialogue's RMS (over its turns only): mono
+  mixes at 0 and -10 dB; stereo (dialogue identical in L and R, centred; the mono music made wide: L the track, R
+  the same track 0.35 s later, so L and R are decorrelated) at 0 dB; 5.1 (dialogue alone in FC; the wide music in
+  FL/FR at ``music_db``, in SL/SR from other offsets of the track 3 dB lower; LFE the music low-passed at 120 Hz, 10
+  dB lower) at 0 dB, layout ``5.1``.
 
 Every clip is trimmed of leading and trailing silence (20-ms frames under -45 dBFS RMS, :data:`TRIM_DB`), so a turn
 of the RTTM is exactly where its clip lies in the file.
@@ -48,7 +54,8 @@ of the RTTM is exactly where its clip lies in the file.
   share lines), so no line of text is in both splits. The tuning monolingual Dutch file is voiced by the small fish
   only (``nl-font_small``), the held-out ones by the big fish only (``nl-font_big``). The conversations of both
   splits hold both fish (there are no other Dutch voices): their voices are in both splits, their text is not.
-- Whole languages of the prompts go to one split: Spanish ``tuning``; French, Italian and Russian ``held-out``.
+- Whole languages of the prompts go to one split, every voice of them: Spanish ``tuning``; French, Italian and
+  Russian ``held-out``.
   Held-out monolingual files are therefore in four languages besides English: nl, fr, it, ru.
 
 ``manifest.json`` lists every file: ``file``, ``kind``, ``language`` (ISO 639-1), ``split``, ``voices``,
@@ -61,6 +68,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import random
 import re
 import subprocess
@@ -80,6 +88,13 @@ FORBIDDEN = ("fillets-ng-data-cs",)  # the project's acceptance set: never fetch
 
 FILLETS = ("fillets-ng-data", "fillets-ng-data-nl")
 PROMPT_LANGUAGES = {"es": "tuning", "fr": "held-out", "it": "held-out", "ru": "held-out"}
+CORE_VOICES = {"es": "es_MX_f_Allison", "fr": "fr_CA_f_June", "it": "it_IT_m_Carlo", "ru": "ru_RU_f_IvrvoiceRU"}
+# Other prompt voices of the same languages, with no text list: (language, voice name) -> (package, folder).
+TEXT_FREE = {
+    ("es", "co"): ("asterisk-prompt-es-co", "es"),
+    ("fr", "armelle"): ("asterisk-prompt-fr-armelle", "fr"),
+    ("it", "menardi"): ("asterisk-prompt-it-menardi-wav", "it_IT_f_Menardi"),
+}
 FISH = ("font_small", "font_big")
 GAME = Path("usr/share/games/fillets-ng")
 
@@ -87,6 +102,7 @@ GAME = Path("usr/share/games/fillets-ng")
 MONO_NL = {"tuning": ("font_small", 1), "held-out": ("font_big", 3)}
 MONO_PROMPTS = {"es": 2, "fr": 1, "it": 1, "ru": 1}
 MONO_SECONDS = (130.0, 170.0)
+TEXT_FREE_SECONDS = (110.0, 130.0)
 CONVERSATIONS = {"tuning": 2, "held-out": 3}
 CONVERSATION_SECONDS = (90.0, 140.0)
 # (layout, music_db) per conversation put under music; the first ``MUSIC_PER_SPLIT`` conversations of each split.
@@ -155,15 +171,25 @@ def trim(audio: np.ndarray) -> np.ndarray:
 
 
 def write_wav(path: Path, audio: np.ndarray, layout: str) -> None:
-    """Write ``audio`` (samples x channels) as 16-bit PCM WAV with ffmpeg's channel ``layout``; no metadata."""
+    """Write ``audio`` (samples x channels) as 16-bit PCM WAV with ffmpeg's channel ``layout``; no metadata. The file
+    is replaced at once (written aside, then renamed), so a reader of an earlier build never sees half of it."""
     data = np.ascontiguousarray(np.clip(audio, -1.0, 1.0).astype("<f4"))
     channels = 1 if data.ndim == 1 else data.shape[1]
+    aside = path.with_name(f".{path.stem}.partial.wav")
     subprocess.run(
         ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "f32le", "-ar", str(SR), "-ch_layout", layout]
-        + ["-i", "-", "-c:a", "pcm_s16le", "-ac", str(channels), "-bitexact", "-map_metadata", "-1", str(path)],
+        + ["-i", "-", "-c:a", "pcm_s16le", "-ac", str(channels), "-bitexact", "-map_metadata", "-1", str(aside)],
         input=data.tobytes(),
         check=True,
     )
+    os.replace(aside, path)
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` at once (written aside, then renamed)."""
+    aside = path.with_name(f".{path.name}.partial")
+    aside.write_text(text, encoding="utf-8")
+    os.replace(aside, path)
 
 
 def rms(audio: np.ndarray) -> float:
@@ -218,19 +244,25 @@ def dutch_lines(root: Path) -> dict[str, list[Clip]]:
 def prompt_lines(root: Path, language: str) -> list[Clip]:
     """The prompts of ``language`` that have a usable text (module docstring), in the text list's order."""
     listing = root / f"usr/share/doc/asterisk-core-sounds-{language}/core-sounds-{language}.txt.gz"
-    voices = sorted((root / "usr/share/asterisk/sounds").glob(f"{language}_*"))
-    if len(voices) != 1:
-        raise SystemExit(f"expected one voice folder for {language}, found {voices}")
+    folder = root / "usr/share/asterisk/sounds" / CORE_VOICES[language]
     clips = []
     for line in gzip.decompress(listing.read_bytes()).decode("utf-8-sig").splitlines():
         if line.startswith(";") or ":" not in line:
             continue
         ident, text = (part.strip() for part in line.split(":", 1))
-        wav = voices[0] / f"{ident}.wav"
+        wav = folder / f"{ident}.wav"
         if not wav.exists() or re.search(r"[\[\]()<>]", text) or len(text.split()) < 3:
             continue
         clips.append(Clip(f"{language}-asterisk", clean_text(text), wav, language))
     return clips
+
+
+def text_free_prompts(root: Path, language: str, voice: str) -> list[Clip]:
+    """The prompts of a voice that has no text list (:data:`TEXT_FREE`): the files at the top of its folder (not
+    its digits, letters and other single words), in name order."""
+    folder = root / "usr/share/asterisk/sounds" / TEXT_FREE[language, voice][1]
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in (".wav", ".gsm"))
+    return [Clip(f"{language}-asterisk-{voice}", "", path, language) for path in files]
 
 
 def norm(text: str) -> str:
@@ -290,13 +322,13 @@ def lay_out(clips: list[Clip], rng: random.Random, overlaps: bool) -> tuple[np.n
     return mix, turns
 
 
-def take(clips: list[Clip], seconds: float) -> tuple[list[Clip], list[Clip]]:
+def take(clips: list[Clip], seconds: float, shortest: float = 0.3) -> tuple[list[Clip], list[Clip]]:
     """The first clips of ``clips`` whose speech reaches ``seconds`` (with about 0.8 s a pause), and the rest; clips
-    under 0.3 s after trimming (clicks, breaths) are passed over."""
+    under ``shortest`` seconds after trimming (clicks, breaths) are passed over."""
     total = 0.0
     chosen = []
     for index, clip in enumerate(clips):
-        if len(clip.load()) < 0.3 * SR:
+        if len(clip.load()) < shortest * SR:
             continue
         chosen.append(clip)
         total += len(clip.load()) / SR + 0.8
@@ -386,18 +418,22 @@ class Writer:
         layout: str = "mono",
         music_db: float | None = None,
         rttm: bool = False,
+        text: bool = True,
     ) -> None:
         write_wav(self.out / f"{name}.wav", audio, layout)
-        (self.out / f"{name}.txt").write_text("".join(f"{t.text}\n" for t in turns), encoding="utf-8")
-        (self.out / f"{name}.stm").write_text(
-            "".join(f"{name} 1 {t.voice} {t.start:.3f} {t.end:.3f} {t.text}\n" for t in turns), encoding="utf-8"
-        )
+        if text:
+            write_text(self.out / f"{name}.txt", "".join(f"{t.text}\n" for t in turns))
+            write_text(
+                self.out / f"{name}.stm",
+                "".join(f"{name} 1 {t.voice} {t.start:.3f} {t.end:.3f} {t.text}\n" for t in turns),
+            )
         if rttm:
-            (self.out / f"{name}.rttm").write_text(
+            write_text(
+                self.out / f"{name}.rttm",
                 "".join(
                     f"SPEAKER {name} 1 {t.start:.3f} {t.end - t.start:.3f} <NA> <NA> {t.voice} <NA> <NA>\n"
                     for t in turns
-                )
+                ),
             )
         voices = sorted({t.voice for t in turns})
         self.entries.append(
@@ -413,8 +449,8 @@ class Writer:
                 "layout": layout,
                 "music_db": music_db,
                 "source": source,
-                "text": f"{name}.txt",
-                "stm": f"{name}.stm",
+                "text": f"{name}.txt" if text else None,
+                "stm": f"{name}.stm" if text else None,
                 "rttm": f"{name}.rttm" if rttm else None,
                 "clips": len(turns),
             }
@@ -428,7 +464,7 @@ class Writer:
         kept = [e for e in json.loads(manifest.read_text()) if e["file"] not in mine] if manifest.exists() else []
         order = {"monolingual": 0, "conversation": 1, "conversation-music": 2}
         entries = sorted(kept + self.entries, key=lambda e: (order[e["kind"]], e["split"] != "tuning", e["file"]))
-        manifest.write_text(json.dumps(entries, indent=1, ensure_ascii=False) + "\n")
+        write_text(manifest, json.dumps(entries, indent=1, ensure_ascii=False) + "\n")
 
 
 def status(path: Path | None, message: str) -> None:
@@ -443,6 +479,7 @@ def status(path: Path | None, message: str) -> None:
 def build(out: Path, cache: Path, only: set[str], status_file: Path | None) -> list[dict]:
     """The whole set (module docstring) into ``out``; the manifest's entries."""
     prompts = [f"asterisk-core-sounds-{lang}{suffix}" for lang in PROMPT_LANGUAGES for suffix in ("-wav", "")]
+    prompts += [package for package, _folder in TEXT_FREE.values()]
     root = unpack(fetch([*FILLETS, *prompts], cache), cache)
     writer = Writer(out)
     levels = dutch_lines(root)
@@ -473,12 +510,24 @@ def build(out: Path, cache: Path, only: set[str], status_file: Path | None) -> l
                     f"mono-{language}-{split}-{number}", mix, turns, kind="monolingual", language=language,
                     split=split, source=[f"asterisk-core-sounds-{language}-wav", f"asterisk-core-sounds-{language}"],
                 )  # fmt: skip
+        for (language, voice), (package, _folder) in TEXT_FREE.items():
+            rng = random.Random(f"{SEED}-mono-{language}-{voice}")
+            pool = text_free_prompts(root, language, voice)
+            rng.shuffle(pool)
+            split = PROMPT_LANGUAGES[language]
+            chosen, pool = take(pool, rng.uniform(*TEXT_FREE_SECONDS), shortest=1.0)
+            mix, turns = lay_out(chosen, rng, overlaps=False)
+            writer.add(
+                f"mono-{language}-{split}-{voice}", mix, turns, kind="monolingual", language=language, split=split,
+                source=[package], text=False,
+            )  # fmt: skip
         writer.save()
         status(status_file, f"monolingual files ready in {out} (manifest.json lists them)")
 
     if "conversation" in only or "music" in only:
-        track_paths = sorted((root / GAME / "music").glob("*.ogg"))
-        tracks = {p.stem: decode(p) for p in track_paths if p.stat().st_size > 1_000_000}
+        # the game's long tracks (over 500 kB: 2-3 minutes each), decoded when first chosen
+        tracks = sorted(p for p in (root / GAME / "music").glob("*.ogg") if p.stat().st_size > 500_000)
+        decoded: dict[Path, np.ndarray] = {}
         for split, count in CONVERSATIONS.items():
             rng = random.Random(f"{SEED}-conversation-{split}")
             # script order: level after level (sorted names), each level's lines in its dialogue file's order
@@ -497,9 +546,10 @@ def build(out: Path, cache: Path, only: set[str], status_file: Path | None) -> l
                     )  # fmt: skip
                 if "music" in only and number <= MUSIC_PER_SPLIT:
                     music_rng = random.Random(f"{SEED}-music-{split}-{number}")
-                    track_name = music_rng.choice(sorted(tracks))
+                    track = music_rng.choice(tracks)
+                    decoded.setdefault(track, decode(track))
                     for layout, music_db in MUSIC_VARIANTS:
-                        audio, shifted = under_music(mix, turns, tracks[track_name], layout, music_db, music_rng)
+                        audio, shifted = under_music(mix, turns, decoded[track], layout, music_db, music_rng)
                         writer.add(
                             f"{name}-music{round(-music_db)}-{layout}",
                             audio if layout != "mono" else audio[:, 0], shifted, kind="conversation-music",
