@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """An evaluation set of REAL speech built from Debian packages (issue 67, item 1): monolingual files in five
-languages, Dutch two-voice conversations with overlaps, and the same conversations under music in mono, stereo and
-5.1; exact transcripts and speaker turns; built reproducibly (same packages, same arguments, same bytes).
+languages, Dutch two-voice conversations with overlaps, the same conversations under music in mono, stereo and 5.1,
+and conversations of three and four voices mixed from several packages; exact transcripts and speaker turns; built
+reproducibly (same packages, same arguments, same bytes).
 
-    python bench/real_speech.py                                   # -> bench/results/real-set/ (22 files, 47 min)
+    python bench/real_speech.py                                   # -> bench/results/real-set/ (39 files, 81 min)
     python bench/real_speech.py --out /tmp/real-set --only monolingual
+    python bench/real_speech.py --only mixed                      # only the 3- and 4-voice conversations
 
 The packages are fetched with ``apt-get download`` into ``--cache`` (kept; not fetched again) and unpacked there
 with ``dpkg -x`` (into ``--cache``/root); the audio is decoded and written with ffmpeg (16 kHz, 16-bit WAV; stereo
@@ -20,15 +22,20 @@ Sources (all Debian bookworm ``main``):
   characters have no Dutch recordings (their voices exist only in the Czech pack ``fillets-ng-data-cs``, which is
   the project's acceptance set and is never fetched or read here), so every Dutch file has at most these two voices.
   The game's music (``music/*.ogg``, mono, GPL-2) is the music bed.
-- ``asterisk-core-sounds-{es,fr,it,ru}-wav`` (CC-BY-SA-3.0): telephone prompts, one professional voice per language
-  (es: Allison Smith, Mexican Spanish; fr: June Wallack, Canadian French; it: Carlo, a man; ru: a woman), 8 kHz;
-  their text is the upstream list ``core-sounds-<lang>.txt`` shipped in ``asterisk-core-sounds-<lang>``'s docs
-  (``<id>: <text>``). Prompts whose text holds a bracket or parenthesis (tones, ``(beep)``, ``[temporales]``) or
-  fewer than three words are left out. The Spanish text is written without accents (``numero``, ``contrasena``).
+- ``asterisk-core-sounds-{es,en,fr,it,ru}-wav`` (es, en, fr CC-BY-SA-3.0; it, ru CC-BY-3.0): telephone prompts, one
+  professional voice per language (es: Allison Smith, Mexican Spanish; en: the same Allison Smith, US English, used
+  only in the 3- and 4-voice conversations and never with her Spanish in one file; fr: June Wallack, Canadian
+  French; it: Carlo Flora, a man; ru: a woman), 8 kHz; their text is the upstream list ``core-sounds-<lang>.txt``
+  shipped in ``asterisk-core-sounds-<lang>``'s docs (``<id>: <text>``). Prompts whose text holds a bracket or
+  parenthesis (tones, ``(beep)``, ``[temporales]``) or fewer than three words are left out. The Spanish text is
+  written without accents (``numero``, ``contrasena``).
 - ``asterisk-prompt-es-co`` (GPL-2; Colombian Spanish, July E. Jiménez), ``asterisk-prompt-fr-armelle`` (BSD-style;
   French, Armelle Desjardins) and ``asterisk-prompt-it-menardi-wav`` (CC-BY-SA-3.0; Italian, Paola Dal Zot): voices
   of the same languages, with no text list; one text-free monolingual file each (``"text": null``), for measures
-  that need only the language (the share of each language detected), not the words.
+  that need only the language (the share of each language detected), not the words. (``apt-cache search
+  asterisk-prompt`` lists no other voice: ``asterisk-prompt-it`` and the ``-alaw``/``-gsm`` packages are Menardi's.)
+- Not used: pyannote.audio's ``sample.wav`` (its two speakers have about 12 s of speech each, with each other's
+  backchannels inside their turns: too little for a voice of a 2-minute conversation without repeating lines).
 
 What is built (names ``<kind-prefix>-<language>-<split>-<n>``):
 
@@ -42,7 +49,20 @@ What is built (names ``<kind-prefix>-<language>-<split>-<n>``):
   mixes at 0 and -10 dB; stereo (dialogue identical in L and R, centred; the mono music made wide: L the track, R
   the same track 0.35 s later, so L and R are decorrelated) at 0 dB; 5.1 (dialogue alone in FC; the wide music in
   FL/FR at ``music_db``, in SL/SR from other offsets of the track 3 dB lower; LFE the music low-passed at 120 Hz, 10
-  dB lower) at 0 dB, layout ``5.1``.
+  dB lower) at 0 dB, layout ``5.1``;
+- conversation of 3 and 4 voices (``conv3-mixed-<split>-<n>``, ``conv4-mixed-<split>-<n>``, ``language``
+  ``"mixed"``): the voices of :data:`MIXED` (the fish and the prompt voices of the split), 95-145 s each. Who
+  speaks next is drawn: with probability :data:`MIXED_REPEAT` the same voice again, else another one, in proportion
+  to a talkativeness drawn per voice in 1-2 (every voice at least :data:`MIXED_MIN_LINES` lines); each voice's
+  lines in :func:`voice_pool`'s order, clips under 0.3 s (1 s for a text-free voice) or over
+  :data:`MIXED_LONGEST` s passed over; pauses and overlaps as the two-voice conversations. Each clip is band-limited
+  (:data:`FULL_BAND`: a 50-Hz high-pass) and set to a level of speech (:func:`active_rms`): a voice's level is drawn
+  within +-2 dB of -26 dBFS, each clip within 1 dB of its voice's, so that no voice, the 8-kHz prompts included,
+  stands out by its level. The first file of each split and number of voices has a ``-phone`` variant: the same
+  lines at the same times, each clip limited to the telephone band 300-3400 Hz (:data:`PHONE_BAND`; levels matched
+  in that band), so that the prompts' 4-kHz bandwidth does not tell their voices from the fish's. A file with a
+  text-free voice has no ``.txt`` (``"text": null``); its ``.stm`` says ``IGNORE_TIME_SEGMENT_IN_SCORING`` for the
+  lines with no text (sclite's convention), its ``.rttm`` is whole.
 
 Every clip is trimmed of leading and trailing silence (20-ms frames under -45 dBFS RMS, :data:`TRIM_DB`), so a turn
 of the RTTM is exactly where its clip lies in the file.
@@ -54,13 +74,19 @@ of the RTTM is exactly where its clip lies in the file.
   share lines), so no line of text is in both splits. The tuning monolingual Dutch file is voiced by the small fish
   only (``nl-font_small``), the held-out ones by the big fish only (``nl-font_big``). The conversations of both
   splits hold both fish (there are no other Dutch voices): their voices are in both splits, their text is not.
-- Whole languages of the prompts go to one split, every voice of them: Spanish ``tuning``; French, Italian and
-  Russian ``held-out``.
+- Whole languages of the prompts go to one split, every voice of them: Spanish (Allison, July) and English
+  (Allison) ``tuning``; French (June, Armelle), Italian (Carlo, Paola Menardi) and Russian ``held-out``. The 3- and
+  4-voice conversations of a split hold the fish (lines of the split's levels) and the prompt voices of the split
+  only. Their lines are taken from the other end of the orders the monolingual and two-voice files take theirs from
+  (:func:`voice_pool`), so they hold none of those files' clips (one short line of the big fish, "Hou je mond.",
+  occurs in both as different recordings).
   Held-out monolingual files are therefore in four languages besides English: nl, fr, it, ru.
 
-``manifest.json`` lists every file: ``file``, ``kind``, ``language`` (ISO 639-1), ``split``, ``voices``,
-``speakers``, ``duration_s``, ``channels``, ``music_db``, ``source``, ``text`` (plain transcript, one clip a line),
-``stm`` (one clip a line, with times and voice), ``rttm`` (conversations only), all paths relative to ``--out``.
+``manifest.json`` lists every file: ``file``, ``kind``, ``language`` (ISO 639-1, or ``mixed``), ``split``,
+``voices``, ``speakers``, ``duration_s``, ``channels``, ``layout``, ``music_db``, ``source``, ``text`` (plain
+transcript, one clip a line), ``stm`` (one clip a line, with times and voice), ``rttm`` (conversations only),
+``clips``, ``languages`` (the languages spoken), ``band_hz`` (``[300, 3400]`` for the telephone-band variants, else
+null), all paths relative to ``--out``.
 """
 
 from __future__ import annotations
@@ -87,8 +113,14 @@ FRAME = SR // 50
 FORBIDDEN = ("fillets-ng-data-cs",)  # the project's acceptance set: never fetched, never read
 
 FILLETS = ("fillets-ng-data", "fillets-ng-data-nl")
-PROMPT_LANGUAGES = {"es": "tuning", "fr": "held-out", "it": "held-out", "ru": "held-out"}
-CORE_VOICES = {"es": "es_MX_f_Allison", "fr": "fr_CA_f_June", "it": "it_IT_m_Carlo", "ru": "ru_RU_f_IvrvoiceRU"}
+PROMPT_LANGUAGES = {"es": "tuning", "en": "tuning", "fr": "held-out", "it": "held-out", "ru": "held-out"}
+CORE_VOICES = {
+    "es": "es_MX_f_Allison",
+    "en": "en_US_f_Allison",
+    "fr": "fr_CA_f_June",
+    "it": "it_IT_m_Carlo",
+    "ru": "ru_RU_f_IvrvoiceRU",
+}
 # Other prompt voices of the same languages, with no text list: (language, voice name) -> (package, folder).
 TEXT_FREE = {
     ("es", "co"): ("asterisk-prompt-es-co", "es"),
@@ -110,6 +142,42 @@ MUSIC_VARIANTS = (("mono", 0.0), ("mono", -10.0), ("stereo", 0.0), ("5.1", 0.0))
 MUSIC_PER_SPLIT = 1
 MUSIC_LEAD = 4.0
 EDGE = 0.5  # silence before the first clip and after the last
+
+# Conversations of 3 and 4 voices from several packages (module docstring): the voices of each file, per split
+# and number of voices; files ``conv<n>-mixed-<split>-<k>``, the first of each also band-limited (``-phone``).
+MIXED = {
+    ("tuning", 3): (
+        ("nl-font_small", "nl-font_big", "es-asterisk"),
+        ("nl-font_big", "en-asterisk", "es-asterisk-co"),
+    ),
+    ("tuning", 4): (
+        ("nl-font_small", "nl-font_big", "en-asterisk", "es-asterisk-co"),
+        ("nl-font_small", "nl-font_big", "es-asterisk", "es-asterisk-co"),
+    ),
+    ("held-out", 3): (
+        ("nl-font_big", "fr-asterisk", "it-asterisk"),
+        ("nl-font_small", "ru-asterisk", "it-asterisk-menardi"),
+        ("fr-asterisk-armelle", "it-asterisk", "ru-asterisk"),
+    ),
+    ("held-out", 4): (
+        ("nl-font_small", "nl-font_big", "fr-asterisk", "ru-asterisk"),
+        ("nl-font_big", "fr-asterisk-armelle", "it-asterisk", "it-asterisk-menardi"),
+        ("nl-font_small", "fr-asterisk", "fr-asterisk-armelle", "it-asterisk"),
+    ),
+}
+MIXED_SECONDS = (95.0, 145.0)  # each file's length is aimed at a draw in this range
+MIXED_PHONE = 1  # the first this many files of each split and number of voices get a telephone-band variant
+MIXED_REPEAT = 0.1  # probability that a voice says its next line right after its own (else another voice speaks)
+MIXED_MIN_LINES = 3  # lines each voice says at least
+MIXED_LONGEST = 12.0  # s: longer clips (the prompts' menus, a demo of 74 s) are passed over, as too long a turn
+LEVEL_DB = -26.0  # speech RMS (dBFS) the voices are set around
+LEVEL_SPREAD_DB = 2.0  # each voice of a file within this of LEVEL_DB, each clip within 1 dB of its voice
+# Hz: the band every clip of a 3- or 4-voice conversation is limited to ((low, high, edge width): band_limit), at
+# full band (a high-pass only: the DC offset and rumble of some prompt recordings would mark their clips' edges) and
+# in the telephone-band variant
+FULL_BAND = (50.0, SR / 2 + 100.0, 40.0)
+PHONE_BAND = (300.0, 3400.0, 100.0)
+IGNORE = "IGNORE_TIME_SEGMENT_IN_SCORING"  # STM text of a line whose words are not known (sclite's convention)
 
 
 def log(message: str) -> None:
@@ -194,6 +262,26 @@ def write_text(path: Path, text: str) -> None:
 
 def rms(audio: np.ndarray) -> float:
     return float(np.sqrt(np.mean(np.square(audio)))) if len(audio) else 0.0
+
+
+def active_rms(audio: np.ndarray) -> float:
+    """The RMS of ``audio``'s 20-ms frames within 30 dB of its loudest one (its speech, not its pauses)."""
+    frames = len(audio) // FRAME
+    if frames == 0:
+        return rms(audio)
+    energy = np.mean(audio[: frames * FRAME].reshape(frames, FRAME) ** 2, axis=1)
+    return float(np.sqrt(np.mean(energy[energy >= energy.max() * 1e-3])))
+
+
+def band_limit(audio: np.ndarray, low: float, high: float, edge: float) -> np.ndarray:
+    """``audio`` band-limited to ``low``-``high`` Hz (their -6 dB points; raised-cosine edges ``edge`` Hz wide), zero
+    phase, in the frequency domain with 0.25 s of silence on each side while filtered; as long as ``audio``."""
+    pad = SR // 4
+    padded = np.concatenate([np.zeros(pad), audio, np.zeros(pad)])
+    freqs = np.fft.rfftfreq(len(padded), 1 / SR)
+    rise = np.clip((freqs - (low - edge / 2)) / edge, 0.0, 1.0) * np.clip(((high + edge / 2) - freqs) / edge, 0.0, 1.0)
+    gain = 0.5 - 0.5 * np.cos(np.pi * rise)
+    return np.fft.irfft(np.fft.rfft(padded) * gain, len(padded))[pad : pad + len(audio)]
 
 
 # ------------------------------------------------------------------------------------------------------ clips
@@ -344,6 +432,90 @@ def speech_rms(mix: np.ndarray, turns: list[Turn]) -> float:
     return rms(mix[mask])
 
 
+def voice_pool(
+    root: Path, levels: dict[str, list[Clip]], splits: dict[str, list[str]], split: str, voice: str
+) -> list[Clip]:
+    """The lines ``voice`` says in the 3- and 4-voice conversations of ``split``, in the order they are used: the
+    reverse of the order in which the monolingual and two-voice files take theirs from the front (the fish: script
+    order of the split's levels; a prompt voice: its monolingual file's shuffle), so the lines those files hold come
+    last (module docstring). Prompt files named for tones (``beep``, ``*tone``) are left out; so, when used, are
+    clips under :func:`mixed_shortest` seconds."""
+    language, _, name = voice.partition("-")
+    if language == "nl":
+        pool = [c for level in splits[split] for c in levels[level] if c.voice == voice]
+    elif name == "asterisk":
+        pool = prompt_lines(root, language)
+        random.Random(f"{SEED}-mono-{language}").shuffle(pool)
+    else:
+        free = name.removeprefix("asterisk-")
+        pool = text_free_prompts(root, language, free)
+        random.Random(f"{SEED}-mono-{language}-{free}").shuffle(pool)
+        pool = [c for c in pool if not re.search(r"beep|tone", c.path.stem)]
+    return pool[::-1]
+
+
+def mixed_shortest(clip: Clip) -> float:
+    """Seconds under which a clip is passed over: 1 s for a text-free prompt (as its monolingual file), else 0.3 s."""
+    return 1.0 if not clip.text else 0.3
+
+
+def voice_sources(voice: str) -> list[str]:
+    """The packages ``voice``'s lines come from."""
+    language, _, name = voice.partition("-")
+    if language == "nl":
+        return list(FILLETS)
+    if name == "asterisk":
+        return [f"asterisk-core-sounds-{language}-wav", f"asterisk-core-sounds-{language}"]
+    return [TEXT_FREE[language, name.removeprefix("asterisk-")][0]]
+
+
+def mixed_lines(voices: tuple[str, ...], pools: dict[str, list[Clip]], rng: random.Random) -> list[tuple[Clip, float]]:
+    """The lines of a conversation of ``voices`` (module docstring), taken from the front of their ``pools``
+    (consumed), each with the speech level (dBFS) it is to have."""
+    target = rng.uniform(*MIXED_SECONDS)
+    level = {v: LEVEL_DB + rng.uniform(-LEVEL_SPREAD_DB, LEVEL_SPREAD_DB) for v in voices}
+    talk = {v: rng.uniform(1.0, 2.0) for v in voices}
+    said = dict.fromkeys(voices, 0)
+    lines: list[tuple[Clip, float]] = []
+    length = 2 * EDGE  # an estimate: the clips with 0.25 s a gap (the mean of lay_out's pauses and overlaps)
+    last: str | None = None
+    while length < target or min(said.values()) < MIXED_MIN_LINES:
+        if last is not None and rng.random() < MIXED_REPEAT:
+            voice = last
+        else:
+            others = [v for v in voices if v != last]
+            behind = [v for v in others if said[v] < MIXED_MIN_LINES and length >= 0.8 * target]
+            voice = rng.choice(behind) if behind else rng.choices(others, [talk[v] for v in others])[0]
+        while True:
+            if not pools[voice]:
+                raise SystemExit(f"no lines of {voice} left for the conversations")
+            clip = pools[voice].pop(0)
+            seconds = len(clip.load()) / SR
+            if mixed_shortest(clip) <= seconds <= MIXED_LONGEST:
+                break
+        lines.append((clip, level[voice] + rng.uniform(-1.0, 1.0)))
+        said[voice] += 1
+        length += seconds + 0.25
+        last = voice
+    return lines
+
+
+def mixed_mix(lines: list[tuple[Clip, float]], rng: random.Random, phone: bool) -> tuple[np.ndarray, list[Turn]]:
+    """``lines`` laid out (:func:`lay_out`, with overlaps), each clip band-limited (:data:`PHONE_BAND` if
+    ``phone``, else :data:`FULL_BAND`), then set to its level (:func:`active_rms`: the voices' levels match in the
+    band heard); the mono mix and its turns. The same ``rng`` seed gives the same turns with and without ``phone``."""
+    scaled = []
+    for clip, level_db in lines:
+        audio = band_limit(clip.load(), *(PHONE_BAND if phone else FULL_BAND))
+        gain = 10 ** (level_db / 20) / max(active_rms(audio), 1e-9)
+        scaled.append(Clip(clip.voice, clip.text, clip.path, clip.group, audio * gain))
+    mix, turns = lay_out(scaled, rng, overlaps=True)
+    peak = float(np.max(np.abs(mix)))
+    if peak > 0.97:
+        mix *= 0.97 / peak
+    return mix, turns
+
+
 # ------------------------------------------------------------------------------------------------------ music
 
 
@@ -419,13 +591,20 @@ class Writer:
         music_db: float | None = None,
         rttm: bool = False,
         text: bool = True,
+        stm: bool | None = None,
+        languages: list[str] | None = None,
+        band_hz: list[float] | None = None,
     ) -> None:
+        """Write ``name``'s WAV, its ``.txt`` (if ``text``), ``.stm`` (if ``stm``, by default as ``text``; a line of
+        a clip with no text says :data:`IGNORE`) and ``.rttm`` (if ``rttm``); keep its manifest entry."""
+        stm = text if stm is None else stm
         write_wav(self.out / f"{name}.wav", audio, layout)
         if text:
             write_text(self.out / f"{name}.txt", "".join(f"{t.text}\n" for t in turns))
+        if stm:
             write_text(
                 self.out / f"{name}.stm",
-                "".join(f"{name} 1 {t.voice} {t.start:.3f} {t.end:.3f} {t.text}\n" for t in turns),
+                "".join(f"{name} 1 {t.voice} {t.start:.3f} {t.end:.3f} {t.text or IGNORE}\n" for t in turns),
             )
         if rttm:
             write_text(
@@ -450,9 +629,11 @@ class Writer:
                 "music_db": music_db,
                 "source": source,
                 "text": f"{name}.txt" if text else None,
-                "stm": f"{name}.stm" if text else None,
+                "stm": f"{name}.stm" if stm else None,
                 "rttm": f"{name}.rttm" if rttm else None,
                 "clips": len(turns),
+                "languages": languages or [language],
+                "band_hz": band_hz,
             }
         )
         log(f"wrote {name}.wav ({len(audio) / SR:.1f} s, {len(turns)} clips)")
@@ -462,6 +643,8 @@ class Writer:
         manifest = self.out / "manifest.json"
         mine = {e["file"] for e in self.entries}
         kept = [e for e in json.loads(manifest.read_text()) if e["file"] not in mine] if manifest.exists() else []
+        # entries of a build before ``languages`` and ``band_hz`` existed: monolingual in ``language``, full band
+        kept = [e | {"languages": e.get("languages", [e["language"]]), "band_hz": e.get("band_hz")} for e in kept]
         order = {"monolingual": 0, "conversation": 1, "conversation-music": 2}
         entries = sorted(kept + self.entries, key=lambda e: (order[e["kind"]], e["split"] != "tuning", e["file"]))
         write_text(manifest, json.dumps(entries, indent=1, ensure_ascii=False) + "\n")
@@ -558,6 +741,34 @@ def build(out: Path, cache: Path, only: set[str], status_file: Path | None) -> l
                         )  # fmt: skip
             writer.save()
         status(status_file, f"conversations{' and music variants' if 'music' in only else ''} ready in {out}")
+
+    if "mixed" in only:
+        for split in ("tuning", "held-out"):
+            voices = sorted(
+                {v for (s, _n), rosters in MIXED.items() if s == split for roster in rosters for v in roster}
+            )
+            pools = {v: voice_pool(root, levels, splits, split, v) for v in voices}
+            for (s, speakers), rosters in MIXED.items():
+                if s != split:
+                    continue
+                for number, roster in enumerate(rosters, 1):
+                    stem = f"{SEED}-mixed-{split}-{speakers}-{number}"
+                    lines = mixed_lines(roster, pools, random.Random(stem))
+                    name = f"conv{speakers}-mixed-{split}-{number}"
+                    languages = sorted({v.split("-")[0] for v in roster})
+                    source = sorted({p for v in roster for p in voice_sources(v)})
+                    transcribed = all(clip.text for clip, _level in lines)
+                    variants: list[tuple[str, list[float] | None]] = [(name, None)]
+                    if number <= MIXED_PHONE:
+                        variants.append((f"{name}-phone", list(PHONE_BAND[:2])))
+                    for file, band in variants:
+                        audio, turns = mixed_mix(lines, random.Random(f"{stem}-layout"), phone=band is not None)
+                        writer.add(
+                            file, audio, turns, kind="conversation", language="mixed", languages=languages,
+                            split=split, source=source, rttm=True, text=transcribed, stm=True, band_hz=band,
+                        )  # fmt: skip
+            writer.save()
+        status(status_file, f"3- and 4-voice conversations ready in {out}")
     writer.save()
     return writer.entries
 
@@ -570,8 +781,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=ROOT / ".bench-work/debs", help="downloaded .debs, unpacked")
     parser.add_argument(
         "--only",
-        default="monolingual,conversation,music",
-        help="comma-separated parts to build: monolingual, conversation, music (default: all)",
+        default="monolingual,conversation,music,mixed",
+        help="comma-separated parts to build: monolingual, conversation, music, mixed (default: all)",
     )
     parser.add_argument("--status-file", type=Path, help="append a line here whenever a part is ready")
     args = parser.parse_args(argv)
