@@ -18,13 +18,13 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Generator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from whisper_subtitler.channels import AUTO, CHECK_TIMEOUT_S, choose_channel
+from whisper_subtitler.channels import AUTO, CHECK_TIMEOUT_S, PHANTOM, PhantomCentre, choose_channel
 from whisper_subtitler.errors import InputError, MissingRequirementError
 from whisper_subtitler.inputs import check_input
 from whisper_subtitler.types import SAMPLE_RATE, Audio, ChannelUse
@@ -228,16 +228,21 @@ def _open(path: Path, audio_track: int, channels: str = AUTO) -> tuple[float | N
         count,
         declared,
     )
+    if channel.used == PHANTOM:  # both channels decoded, the centre taken from them here (_pieces)
+        return declared, _decode_command(absolute, audio_track, None, stereo=True), channel
     return declared, _decode_command(absolute, audio_track, channel.pan), channel
 
 
-def _decode_command(absolute: Path, audio_track: int, pan: str | None) -> list[str]:
+def _decode_command(absolute: Path, audio_track: int, pan: str | None, *, stereo: bool = False) -> list[str]:
     """The ffmpeg command that writes audio track ``audio_track`` of ``absolute`` to stdout as 16 kHz mono float32:
-    the downmix (``pan`` None) or ``pan``, an ffmpeg ``pan`` filter that keeps one channel."""
+    the downmix (``pan`` None) or ``pan``, an ffmpeg ``pan`` filter that keeps one channel; ``stereo``: both
+    channels of a two-channel track, interleaved (L, R), for ``channels.PhantomCentre``."""
     import ffmpeg
 
     # The downmix keeps the command of every earlier version (-ac 1): mono and stereo outputs stay the same.
     mix: dict[str, object] = {"ac": 1} if pan is None else {"af": pan}
+    if stereo:
+        mix = {"ac": 2}
     return (
         ffmpeg.input(ffmpeg_url(absolute), protocol_whitelist="file")
         .output("pipe:", map=f"0:a:{audio_track}", format="f32le", acodec="pcm_f32le", **mix, ar=SAMPLE_RATE)
@@ -321,7 +326,9 @@ def _pieces(
     declared: float | None,
     channel: ChannelUse,
 ) -> Generator[Audio, None, None]:
-    """``stream_audio``'s pieces from the running ffmpeg ``proc``, which is stopped when the caller stops early."""
+    """``stream_audio``'s pieces from the running ffmpeg ``proc``, which is stopped when the caller stops early.
+    For ``channel`` ``phantom`` ffmpeg writes both channels (``_decode_command(stereo=True)``) and the pieces are
+    their phantom centre (``channels.PhantomCentre``), of the lengths and times the downmix's would have."""
     stdout = proc.stdout
     assert stdout is not None  # stdout=PIPE
 
@@ -329,35 +336,47 @@ def _pieces(
         timed_out.set()
         proc.kill()
 
+    def read(size: int | None) -> bytes:
+        # A time limit on ffmpeg's own work: each read may wait at most DECODE_TIMEOUT_S for ffmpeg.
+        timed_out = threading.Event()
+        watchdog = threading.Timer(DECODE_TIMEOUT_S, stop, args=(timed_out,))
+        watchdog.start()
+        try:
+            data = stdout.read(size) if size else stdout.read()
+        finally:
+            watchdog.cancel()
+        if timed_out.is_set():
+            raise InputError(f"{path}: ffmpeg timed out after {DECODE_TIMEOUT_S:.0f} s without output")
+        return data
+
+    def piece(samples: np.ndarray, offset_samples: int) -> Audio:
+        return Audio(
+            samples=samples,
+            sample_rate=SAMPLE_RATE,
+            source=path,
+            container_duration=declared,
+            offset=offset_samples / SAMPLE_RATE,
+            channel=channel,
+        )
+
     try:
         offset_samples = 0
-        while True:
-            # A time limit on ffmpeg's own work: each read may wait at most DECODE_TIMEOUT_S for ffmpeg.
-            timed_out = threading.Event()
-            watchdog = threading.Timer(DECODE_TIMEOUT_S, stop, args=(timed_out,))
-            watchdog.start()
-            try:
-                data = stdout.read(bytes_per_piece) if bytes_per_piece else stdout.read()
-            finally:
-                watchdog.cancel()
-            if timed_out.is_set():
-                raise InputError(f"{path}: ffmpeg timed out after {DECODE_TIMEOUT_S:.0f} s without output")
-            usable = len(data) - len(data) % 4
-            if usable == 0 and offset_samples > 0:
-                break
-            samples = np.frombuffer(data, dtype=np.float32, count=usable // 4).copy()  # writable, for torch
-            del data
-            yield Audio(
-                samples=samples,
-                sample_rate=SAMPLE_RATE,
-                source=path,
-                container_duration=declared,
-                offset=offset_samples / SAMPLE_RATE,
-                channel=channel,
-            )
-            offset_samples += len(samples)
-            if bytes_per_piece is None or usable < bytes_per_piece:
-                break
+        if channel.used == PHANTOM:
+            for samples in _centre_samples(read, bytes_per_piece):
+                yield piece(samples, offset_samples)
+                offset_samples += len(samples)
+        else:
+            while True:
+                data = read(bytes_per_piece)
+                usable = len(data) - len(data) % 4
+                if usable == 0 and offset_samples > 0:
+                    break
+                samples = np.frombuffer(data, dtype=np.float32, count=usable // 4).copy()  # writable, for torch
+                del data
+                yield piece(samples, offset_samples)
+                offset_samples += len(samples)
+                if bytes_per_piece is None or usable < bytes_per_piece:
+                    break
         if proc.wait() != 0:
             errors.seek(0)
             raise InputError(f"{path}: ffmpeg could not decode the audio ({last_error_line(errors.read())})")
@@ -368,3 +387,28 @@ def _pieces(
             log.warning("%s: ffmpeg reported: %s", path, last_error_line(warning))
     finally:
         _stop_decoding(proc)
+
+
+def _centre_samples(read: Callable[[int | None], bytes], bytes_per_piece: int | None) -> Iterator[np.ndarray]:
+    """The phantom centre (``channels.PhantomCentre``) of the interleaved two-channel float32 that ``read(size)``
+    gives (``size`` bytes at most, ``None``: all), in pieces of ``bytes_per_piece / 4`` samples (``None``: one
+    piece), the last one shorter; one empty piece for an empty stream."""
+    extractor = PhantomCentre()
+    size = None if bytes_per_piece is None else bytes_per_piece // 4
+    pending = np.zeros(0, dtype=np.float32)  # centre samples made and not yet given
+    given = False
+    while True:
+        data = read(None if bytes_per_piece is None else 2 * bytes_per_piece)
+        usable = len(data) - len(data) % 8
+        end = bytes_per_piece is None or usable < 2 * bytes_per_piece
+        made = extractor.push(np.frombuffer(data, dtype=np.float32, count=usable // 4).reshape(-1, 2))
+        del data
+        pending = np.concatenate([pending, made, extractor.finish() if end else made[:0]])
+        while size is not None and len(pending) >= size:
+            yield pending[:size].copy()
+            given = True
+            pending = pending[size:]
+        if end:
+            if len(pending) or not given:
+                yield np.ascontiguousarray(pending, dtype=np.float32)
+            return

@@ -75,9 +75,11 @@ Channels = Annotated[
     typer.Option(
         "--channels",
         help="Which channel of a multichannel audio stream: auto (the front centre of a surround mix, where films "
-        "keep the dialogue, unless it carries no speech; mono and stereo are downmixed), downmix, center, left, "
-        "right, or a channel number N (0 = first). A channel the stream lacks fails that file (exit code 2).",
-        metavar="auto|downmix|center|left|right|N",
+        "keep the dialogue, unless it carries no speech; of a stereo track whose channels differ, their phantom "
+        "centre, what L and R have in common, unless it holds too little of the speech; mono and other stereo "
+        "are downmixed), downmix, center, left, right, phantom (the phantom centre of a stereo track), or a "
+        "channel number N (0 = first). A channel the stream lacks fails that file (exit code 2).",
+        metavar="auto|downmix|center|left|right|phantom|N",
     ),
 ]
 AudioLanguage = Annotated[
