@@ -6,15 +6,21 @@ import pytest
 
 from whisper_subtitler.decoding.chunking import Chunk
 from whisper_subtitler.decoding.code_switching import (
+    FILE_SURE_P,
+    SURE_P,
+    FileLanguage,
     RegionLanguage,
     Screens,
+    file_language,
     heard_at_length,
+    held_to_file,
     in_its_script,
     in_other_languages,
     main_language,
     regions_in,
     restrict,
     screened,
+    screened_in,
     screened_windows,
     smooth_languages,
     split_by_language,
@@ -199,3 +205,55 @@ def test_the_check_prefers_a_transcript_that_holds_even_when_both_loop():
     assert max([spanish, Heard(-0.6, True, False, True)], key=lambda h: h.rank).avg_logprob == -0.6
     # Under openai-whisper's log-probability threshold, a transcript does not hold.
     assert not Heard(-1.1, True, False, True).holds and not Heard(-0.2, False, False, True).holds
+
+
+def test_the_files_language_is_the_windows_detections_weighted_by_their_speech():
+    windows = [(20.0, {"nl": 0.96, "af": 0.04}), (20.0, {"nl": 0.79, "af": 0.21}), (5.0, {"de": 0.66, "nl": 0.34})]
+    file = file_language(windows)
+    assert file is not None and file.language == "nl"
+    assert file.probability == pytest.approx((20 * 0.96 + 20 * 0.79 + 5 * 0.34) / 45)
+    assert file.probabilities["de"] == pytest.approx(5 * 0.66 / 45)
+    assert file.sure
+    mixed = file_language([(10.0, {"fr": 0.9, "es": 0.1}), (10.0, {"es": 0.8, "fr": 0.2})])
+    assert mixed is not None and not mixed.sure  # a file the windows disagree on: no prior
+    assert file_language([]) is None and file_language([(0.0, {"en": 1.0})]) is None
+
+
+def sure_file(language: str = "nl", p: float = 0.85) -> FileLanguage:
+    assert p >= FILE_SURE_P
+    return FileLanguage(language, p, {language: p, "af": 1 - p})
+
+
+def test_in_a_sure_file_only_strong_evidence_sends_a_region_to_be_examined_alone():
+    # Detections of real acted Dutch (bench/real_speech.py's tuning file): windows sure of Dutch, slices unsure.
+    file = sure_file()
+    window = {"nl": 0.96, "af": 0.04}
+    german, albanian = {"de": 0.49, "yi": 0.28, "nl": 0.01}, {"sq": 0.86, "nl": 0.0}
+    assert screened_in(file, window, [{"nl": 0.6}, german]) == [window, window]  # under SLICE_SURE_P: the window's
+    assert screened_in(file, window, [albanian]) == [None]  # sure of another language: examined alone
+    assert screened_in(file, window, [albanian], [{"nl": 0.7, "sq": 0.3}]) == [window]  # silence after: Dutch
+    assert screened_in(file, window, [albanian], [{"sq": 0.6, "nl": 0.4}]) == [None]
+    # A window naming another language lends its regions the file's detection, not its own.
+    other = {"de": 0.67, "nl": 0.33}
+    assert screened_in(file, other, [{"nl": 0.4, "de": 0.3}]) == [file.probabilities]
+    # A window of one region is its region's detection: kept when sure, else the file's.
+    assert screened_in(file, other, []) == [file.probabilities]
+    assert screened_in(file, {"fr": 0.95, "nl": 0.05}, []) == [{"fr": 0.95, "nl": 0.05}]
+
+
+def test_a_region_keeps_another_language_than_a_sure_files_only_when_sure_of_it():
+    file = sure_file()
+    assert held_to_file(file, {"sq": 0.86, "nl": 0.0}) == file.probabilities
+    sure = {"fr": SURE_P, "nl": 1 - SURE_P}
+    assert held_to_file(file, sure) == sure
+    assert held_to_file(file, {"nl": 0.4, "de": 0.3, "af": 0.3}) == {"nl": 0.4, "de": 0.3, "af": 0.3}
+    unsure_file = FileLanguage("nl", 0.5, {"nl": 0.5, "de": 0.5})
+    assert held_to_file(unsure_file, {"sq": 0.86, "nl": 0.0}) == {"sq": 0.86, "nl": 0.0}
+    assert held_to_file(None, {"sq": 0.86}) == {"sq": 0.86}
+
+
+def test_screened_windows_takes_the_files_prior_only_when_it_is_sure():
+    window = Screens({"nl": 0.9, "de": 0.1}, [{"de": 0.7, "nl": 0.3}, {"nl": 0.8}], [{"de": 0.6}, {"nl": 0.9}])
+    assert screened_windows([window], sure_file()) == [[None, window.window]]
+    unsure = FileLanguage("nl", 0.6, {"nl": 0.6, "de": 0.4})
+    assert screened_windows([window], unsure) == screened_windows([window])

@@ -44,7 +44,16 @@ from whisper_subtitler.transcription import Decoding, Region, TranscribeOptions,
 from whisper_subtitler.transcription.batch_log import recording
 from whisper_subtitler.transcription.batched import BatchedDecoding
 from whisper_subtitler.transcription.pauses import start_after_pauses
-from whisper_subtitler.types import SAMPLE_RATE, Audio, Cue, Removal, Segment, Transcript, VoiceMatch
+from whisper_subtitler.types import (
+    SAMPLE_RATE,
+    Audio,
+    Cue,
+    LanguageDetection,
+    Removal,
+    Segment,
+    Transcript,
+    VoiceMatch,
+)
 from whisper_subtitler.vad import pauses, speech_regions, tight_regions
 from whisper_subtitler.video import video_targets, write_video_copies
 from whisper_subtitler.video.run import require_subtitle_filter
@@ -355,6 +364,7 @@ class Pipeline:
         segments: list[Segment] = []
         speech: list[Region] = []
         forced, detected, audio = self.options.transcribe.language, None, None
+        sure: list[LanguageDetection] = []  # how sure each piece's detection of its language was
         finished = list(checkpoint.pieces) if checkpoint is not None else []
         known = [p.samples for p in finished]
         with closing(stream):
@@ -378,6 +388,8 @@ class Pipeline:
                         part = transcriber.transcribe(audio, piece.speech, forced, _advancing(timer, audio))
                     part_language = part.language
                     detected = detected or part.language
+                    if part.language_detection is not None:
+                        sure.append(part.language_detection)
                     timed = start_after_pauses(part.segments, pauses(piece.tight, 0.0, audio.duration))
                     part_segments = [segment.shifted(audio.offset) for segment in timed]
                     segments.extend(part_segments)
@@ -397,7 +409,9 @@ class Pipeline:
             segments,
             language,
         )
-        return Transcribed(replace(transcript, channel=audio.channel), tuple(speech), audio)
+        detection = min(sure, key=lambda d: d.probability, default=None)
+        transcript = replace(transcript, channel=audio.channel, language_detection=detection)
+        return Transcribed(transcript, tuple(speech), audio)
 
     def detect_language(self, stream: Generator[Audio, None, None]) -> tuple[str, float]:
         """The language of a file's audio ``stream``: Whisper's language detection on the 30 s that start at the

@@ -40,6 +40,18 @@ class StrEnum(str, Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class LanguageDetection:
+    """How sure the detection of a file's language was: ``probability`` (0-1) is the windows' own detections
+    averaged over their speech (``decoding.code_switching.file_language``; for a file transcribed in pieces, the
+    least sure piece's), ``sure`` whether it reached the bar above which the file's language is the prior every
+    speech region must overcome with strong evidence; when not sure, each region's language was decided on its own
+    evidence and the file's language is uncertain."""
+
+    probability: float
+    sure: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ChannelUse:
     """The channel a file's audio was taken from and why.
 
@@ -214,7 +226,8 @@ class Transcript:
     (empty without it); ``removed`` the words the hallucination guards removed on purpose, in time order
     (``Removal``); ``voices`` how each speaker cluster compared with the voice library (``VoiceMatch``, ``--voices``);
     ``shot_changes`` the video's shot changes the cues were timed by (seconds, ascending; empty when none were used)
-    and ``fps`` the frame rate (frames per second) those rules counted frames at (``None`` without shot changes).
+    and ``fps`` the frame rate (frames per second) those rules counted frames at (``None`` without shot changes);
+    ``language_detection`` how sure the detection of the file's language was (``None`` when it was given).
     """
 
     segments: tuple[Segment, ...]
@@ -230,6 +243,7 @@ class Transcript:
     voices: tuple[VoiceMatch, ...] = ()  # each speaker cluster against the voice library (--voices)
     shot_changes: tuple[float, ...] = ()  # the shot changes the cues were timed by (cues.shots), seconds
     fps: float | None = None  # the frame rate of those rules (the video's), frames per second
+    language_detection: LanguageDetection | None = field(default=None, compare=False)
 
     @property
     def words(self) -> tuple[Word, ...]:

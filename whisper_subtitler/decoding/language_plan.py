@@ -4,7 +4,11 @@ absent, or a list of languages, with a multilingual model).
     chunks encoded in batches (the encoder output kept for decoding, up to FEATURE_CACHE_BYTES)
       -> each window's own detection and each region's detection sliced from the window, one decoder step per
          window (language_id.sliced_probabilities)
-      -> the screen (code_switching.screened): regions heard in another language than their window's are encoded
+      -> the file's language from the windows' own detections, averaged over their speech
+         (code_switching.file_language); where they agree (FILE_SURE_P) and no languages are given, it is the prior
+         of every region: a region is encoded alone only when its slice is fairly sure of another language, and
+         keeps another language only when sure of it alone (code_switching.screened_in, held_to_file)
+      -> otherwise the screen (code_switching.screened): regions heard in another language than their window's are encoded
          alone and detected alone, unless (where every window planned together names one language: the file, or
          each piece of a file transcribed in pieces) the window gives that language little weight and the
          region's slice followed by encoded silence (language_id.silence_keys_values) hears the window's language
@@ -33,8 +37,12 @@ from typing import Any, NamedTuple
 
 from whisper_subtitler.decoding.chunking import Chunk, decoding_order
 from whisper_subtitler.decoding.code_switching import (
+    FILE_SURE_P,
+    FileLanguage,
     RegionLanguage,
     Screens,
+    file_language,
+    held_to_file,
     in_its_script,
     in_other_languages,
     regions_in,
@@ -85,19 +93,22 @@ class LanguagePlan:
     regions: list[RegionLanguage] = field(default_factory=list)
     languages: list[str] = field(default_factory=list)
     cross: dict[int, list[tuple]] = field(default_factory=dict)
+    file: FileLanguage | None = None
 
 
 @dataclass
 class Detections:
     """Each speech region's language probabilities (``regions``, time order), the regions of each chunk
     (``per_chunk``: chunk index -> regions in seconds) and the encoder output and cross-attention keys and values kept
-    for decoding (``features``, ``cross``; see ``LanguagePlan``)."""
+    for decoding (``features``, ``cross``; see ``LanguagePlan``), and the file's language from the windows' own
+    detections (``file``: ``code_switching.file_language``; ``None`` without speech)."""
 
     regions: list[RegionLanguage]
     per_chunk: dict[int, list[tuple[float, float]]]
     features: dict[int, Any]
     encoded_alone: int = 0
     cross: dict[int, list[tuple]] = field(default_factory=dict)
+    file: FileLanguage | None = None
 
 
 def detect_regions(
@@ -158,15 +169,21 @@ def detect_regions(
             if kept_bytes + size <= FEATURE_CACHE_BYTES:
                 features[chunk.index] = encoded[row]
                 kept_bytes += size
-    for regions, screens in zip(window_regions, screened_windows(windows)):
+    spoken = [sum(b - a for a, b in regions) for regions in window_regions]
+    file = file_language(list(zip(spoken, (w.window for w in windows))))
+    # The file's language is the prior of every region, unless the languages are given (``--language en,es``): the
+    # user says the file mixes them, and one of them must not swallow the other.
+    prior = None if allowed_list else file
+    for regions, screens in zip(window_regions, screened_windows(windows, prior)):
         for region, screen in zip(regions, screens):
             if screen is None:
                 alone.append(region)
             else:
                 probabilities[region] = dict(screen)
-    probabilities.update(_detect_alone(model, alone, source, allowed_list))
+    for region, p in _detect_alone(model, alone, source, allowed_list).items():
+        probabilities[region] = dict(held_to_file(prior, p))
     regions_found = [RegionLanguage(a, b, probabilities[(a, b)]) for k in sorted(per_chunk) for a, b in per_chunk[k]]
-    return Detections(regions_found, per_chunk, features, len(alone), cross)
+    return Detections(regions_found, per_chunk, features, len(alone), cross, file)
 
 
 def plan_languages(
@@ -223,7 +240,14 @@ def plan_languages(
         len(chunks),
         len(items),
     )
-    return LanguagePlan(items, features, found.regions, languages, found.cross)
+    if found.file is not None:
+        log.info(
+            "language of the file from its windows: %s (%s)%s",
+            found.file.language,
+            ", ".join(f"{k} {v:.2f}" for k, v in sorted(found.file.probabilities.items(), key=lambda kv: -kv[1])[:3]),
+            "" if found.file.sure else f"; uncertain (under {FILE_SURE_P}): each region decided on its own evidence",
+        )
+    return LanguagePlan(items, features, found.regions, languages, found.cross, found.file)
 
 
 def _seconds_by_language(regions: Sequence[RegionLanguage], languages: Sequence[str]) -> dict[str, float]:

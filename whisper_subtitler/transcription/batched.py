@@ -34,7 +34,7 @@ from whisper_subtitler.platform.batch_advice import CPU_BATCH  # the batch size 
 from whisper_subtitler.transcription.chunk_transcriber import ChunkTranscriber, thresholds_of
 from whisper_subtitler.transcription.protocol import Region, TranscribeOptions, check_options, new_transcript
 from whisper_subtitler.transcription.tuning import DecodingSettings, choose_settings
-from whisper_subtitler.types import Audio, Transcript
+from whisper_subtitler.types import Audio, LanguageDetection, Transcript
 
 __all__ = ["BatchedDecoding", "BatchedTranscriber", "ChunkTranscriber", "thresholds_of"]
 
@@ -149,4 +149,8 @@ class BatchedTranscriber:
             transcriber.sampled,
         )
         language = main_language((s.language, s.end - s.start) for s in segments) or transcriber.language
-        return new_transcript(audio.source, audio.duration, options, self.model_name, segments, language)
+        transcript = new_transcript(audio.source, audio.duration, options, self.model_name, segments, language)
+        file = transcriber.file_language
+        if file is None:
+            return transcript
+        return replace(transcript, language_detection=LanguageDetection(round(file.probability, 3), file.sure))

@@ -23,7 +23,7 @@ import numpy as np
 
 from whisper_subtitler.decoding.backoff import BatchRunner, is_out_of_memory
 from whisper_subtitler.decoding.chunking import Chunk, join_regions, token_budget
-from whisper_subtitler.decoding.code_switching import regions_in
+from whisper_subtitler.decoding.code_switching import FileLanguage, regions_in
 from whisper_subtitler.decoding.features import SampleSource, chunk_samples, encode_windows
 from whisper_subtitler.decoding.quality import (
     Decoded,
@@ -111,6 +111,7 @@ class ChunkTranscriber:
         self.options = options
         self.thresholds = thresholds or thresholds_of(options)
         self.language = options.language
+        self.file_language: FileLanguage | None = None  # the windows' verdict on the file (language_plan.LanguagePlan)
         self.fp16 = bool(options.fp16) and model.device.type != "cpu"
         self.runner = BatchRunner(batch_size, to_cpu=self._to_cpu if cpu_fallback else None, release=self._release)
         self._tokenizers: dict[str | None, Any] = {}
@@ -206,6 +207,7 @@ class ChunkTranscriber:
         if self.language is None:
             plan = self._plan(chunks, source, speech or [r for c in chunks for r in c.regions])
             items, cached, cached_cross = plan.items, plan.features, plan.cross
+            self.file_language = plan.file
         else:
             items = [(c, self.language) for c in chunks]
         order = {id(c): k for k, (c, _) in enumerate(items)}

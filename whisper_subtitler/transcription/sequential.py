@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from whisper_subtitler.decoding.code_switching import main_language
@@ -23,7 +23,7 @@ from whisper_subtitler.transcription.protocol import (
     check_options,
     new_transcript,
 )
-from whisper_subtitler.types import SAMPLE_RATE, Audio, Segment, Transcript, Word
+from whisper_subtitler.types import SAMPLE_RATE, Audio, LanguageDetection, Segment, Transcript, Word
 
 log = logging.getLogger(__name__)
 
@@ -131,10 +131,11 @@ class SequentialTranscriber:
         if not chunks:
             return new_transcript(audio.source, audio.duration, options, self.model_name, language=language)
         language = language or options.language or (None if model.is_multilingual else "en")
+        detection = None
         if language is not None:
             runs = [(language, [(c.start, c.end) for c in chunks])]
         else:
-            runs = self._language_runs(audio, chunks, speech)
+            runs, detection = self._language_runs(audio, chunks, speech)
         started = time.perf_counter()
         segments: list[Segment] = []
         for run_language, clips in runs:
@@ -149,11 +150,15 @@ class SequentialTranscriber:
             progress(1.0)
         log.debug("%s: decoded %d segments in %.1f s", audio.source, len(segments), time.perf_counter() - started)
         main = main_language((s.language, s.end - s.start) for s in segments) or runs[0][0]
-        return new_transcript(audio.source, audio.duration, options, self.model_name, segments, main)
+        transcript = new_transcript(audio.source, audio.duration, options, self.model_name, segments, main)
+        return replace(transcript, language_detection=detection)
 
-    def _language_runs(self, audio: Audio, chunks, speech: Sequence[Region]) -> list[tuple[str, list[Region]]]:
+    def _language_runs(
+        self, audio: Audio, chunks, speech: Sequence[Region]
+    ) -> tuple[list[tuple[str, list[Region]]], LanguageDetection | None]:
         """The clips ((start, end) seconds) to decode in each language, found per speech region as the batched
-        path finds them (``decoding.language_plan``); languages in order of their first clip."""
+        path finds them (``decoding.language_plan``), languages in order of their first clip; and how sure the
+        detection of the file's language was."""
         import torch
 
         from whisper_subtitler.decoding.features import array_source, chunk_samples, encode_windows
@@ -175,4 +180,5 @@ class SequentialTranscriber:
         runs: dict[str, list[Region]] = {}
         for chunk, language in plan.items:
             runs.setdefault(language, []).append((chunk.start, chunk.end))
-        return list(runs.items())
+        file = plan.file
+        return list(runs.items()), None if file is None else LanguageDetection(round(file.probability, 3), file.sure)

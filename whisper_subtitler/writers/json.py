@@ -8,7 +8,8 @@ Schema (``"schema": "whisper-subtitler/transcript"``, ``"version": 1``), times i
 ``lines``, ``speaker``, ``language``) and ``removed``: the words the hallucination guards removed on purpose
 (``reason``, ``start``, ``end``, ``text``, ``stage``; ``types.Removal``). Every word of ``segments`` is in a cue or
 in a ``removed`` entry of stage ``cues``; stage ``transcript`` words were removed before the segments.
-``language`` at the top is the file's main language (the one spoken longest);
+``language`` at the top is the file's main language (the one spoken longest), with ``language_probability`` and
+``language_sure`` when it was detected (``types.LanguageDetection``; absent when given);
 each segment and cue has the language it was decoded in (ISO 639-1). Stage timings (wall seconds) are not
 written: the same input and options give the same file, byte for byte; the ``--json`` summary of a run carries
 them. An older file's ``timings`` are still read.
@@ -71,6 +72,16 @@ def _voices(transcript: Transcript) -> dict[str, Any]:
     }
 
 
+def _language_detection(transcript: Transcript) -> dict[str, Any]:
+    """``{"language_probability": p, "language_sure": bool}`` when the language was detected
+    (``types.LanguageDetection``: when not sure, the file's language is uncertain); ``{}`` when it was given, as
+    files before it."""
+    detection = transcript.language_detection
+    if detection is None:
+        return {}
+    return {"language_probability": detection.probability, "language_sure": detection.sure}
+
+
 def _shot_changes(transcript: Transcript) -> dict[str, Any]:
     """``{"shot_changes": [...], "fps": ...}`` when the cues were timed by shot changes, ``{}`` otherwise."""
     if not transcript.shot_changes:
@@ -95,6 +106,7 @@ def transcript_to_dict(transcript: Transcript, cues: Sequence[Cue] = ()) -> dict
         "version": VERSION,
         "source": transcript.source,
         "language": transcript.language,
+        **_language_detection(transcript),
         "task": transcript.task,
         "model": transcript.model,
         "duration": transcript.duration,
