@@ -8,8 +8,8 @@ absent, or a list of languages, with a multilingual model).
          (code_switching.file_language); where they agree (FILE_SURE_P) and no languages are given, it is the prior
          of every region: a region is encoded alone only when its slice is fairly sure of another language, and
          keeps another language only when sure of it alone (code_switching.screened_in, held_to_file)
-      -> otherwise the screen (code_switching.screened): regions heard in another language than their window's are encoded
-         alone and detected alone, unless (where every window planned together names one language: the file, or
+      -> otherwise the screen (code_switching.screened): regions heard in another language than their window's are
+         encoded alone and detected alone, unless (where every window planned together names one language: the file, or
          each piece of a file transcribed in pieces) the window gives that language little weight and the
          region's slice followed by encoded silence (language_id.silence_keys_values) hears the window's language
       -> the languages smoothed over the file (code_switching.smooth_languages)
