@@ -15,6 +15,19 @@ with diarization (the embedded pipeline) through the Python API with ``channels`
 the ``-ac 1`` downmix and the centre when faster-whisper is installed. WER (jiwer, normalised words), DER
 (pyannote.metrics, no collar, overlaps scored) and the speakers found.
 
+``--stereo`` (issue 67, ``bench/records/channels-stereo.json``): stereo mixes as TV episodes and web releases carry
+them, the dialogue the same in L and R, a score spread wide at the dialogue's level (0 dB: the music's RMS over both
+channels equals the dialogue's over its turns; wide: L the music, R the same music 0.35 s later, as
+``bench/real_speech.py`` makes it). Two sets: conversations re-arranged from pyannote's real ``sample.wav`` (seeds
+``STEREO_SEEDS``, held-out: the extraction was tuned on seeds 21-26) under the sox bed and under a recorded song
+(Debian's ``fretsonfire-songs-sectoid``, when installed; also once as its own stereo mix, its instruments centred,
+which no centre extraction can take out), as AAC in MP4; and the real set's Dutch two-voice stereo files
+(``bench/results/real-set``, ``bench/real_speech.py``: ``conv-nl-tuning-1-music0-stereo``,
+``conv-nl-held-out-1-music0-stereo``) when built. Each stereo file is transcribed with ``--channels downmix`` (what
+every earlier version did) and ``auto`` (the phantom centre, ``channels.PhantomCentre``), its dry dialogue alone
+(mono) as the reference; WER, DER (no collar), speakers found. The cost: seconds of the extraction per hour of
+audio, and of ``auto``'s stereo check (``channels.stereo_centre_check``) on a 10-minute stereo file.
+
 The cost: a 10-minute 5.1 file (``media_conversation.long_conversation`` in the centre), the wall time of the channel
 choice (probe and speech check: ``channels.choose_channel``) against the wall time of a whole run (``Subtitler.run``
 without diarization, the cheapest run: the largest share), both in this process after one warm-up.
@@ -23,6 +36,7 @@ without diarization, the cheapest run: the largest share), both in this process 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import tempfile
@@ -199,13 +213,195 @@ def cost(args: argparse.Namespace, folder: Path) -> dict:
     }
 
 
+STEREO_SEEDS = (31, 32, 33)  # held-out conversations; the extraction's settings were chosen on seeds 21-26
+REAL_SONGS = Path("/usr/share/games/fretsonfire/data/songs/sectoid")  # Debian: fretsonfire-songs-sectoid (GPL)
+REAL_SET = HERE / "results" / "real-set"
+REAL_SET_STEREO = ("conv-nl-tuning-1", "conv-nl-held-out-1")  # the real set's conversations with a stereo variant
+
+
+def recorded_song(n_samples: int, index: int, stereo: bool = False) -> np.ndarray | None:
+    """``n_samples`` of song ``index`` of ``REAL_SONGS`` (40 s in, 16 kHz): mono float64 (the mean of its channels),
+    or its own stereo ``(n, 2)``; ``None`` when the package is not installed."""
+    songs = sorted(REAL_SONGS.glob("*/song.ogg"))
+    if not songs:
+        return None
+    seconds = n_samples / SAMPLE_RATE + 1.0
+    samples = decode_file(songs[index % len(songs)], ["-ss", "40", "-t", f"{seconds:.3f}"], ["-ac", "2"])
+    both = samples.reshape(-1, 2).astype(np.float64)
+    both = np.resize(both, (n_samples, 2)) if len(both) < n_samples else both[:n_samples]
+    return both if stereo else both.mean(axis=1)
+
+
+def decode_file(path: Path, before: list[str], mix: list[str]) -> np.ndarray:
+    """``path``'s first audio stream as 16 kHz float32 through ffmpeg, ``before`` the input, ``mix`` after."""
+    import subprocess
+
+    cmd = ["ffmpeg", "-nostdin", "-loglevel", "error", *before, "-i", str(path), "-map", "0:a:0", *mix, "-ar", "16000"]
+    out = subprocess.run([*cmd, "-f", "f32le", "pipe:"], capture_output=True, check=True).stdout
+    return np.frombuffer(out, dtype=np.float32).copy()
+
+
+def wer_text(truth: str, words: str) -> float:
+    """jiwer's WER of ``words`` against ``truth`` (both normalised)."""
+    import jiwer
+
+    return round(float(jiwer.wer(normalize(truth), normalize(words))), 4)
+
+
+def der_rttm(rttm: Path, turns, duration: float) -> float:
+    """pyannote.metrics' DER of speaker ``turns`` against ``rttm``: no collar, overlaps scored, over the file."""
+    from pyannote.core import Annotation, Segment
+    from pyannote.metrics.diarization import DiarizationErrorRate
+
+    reference, hypothesis = Annotation(), Annotation()
+    for k, line in enumerate(rttm.read_text().splitlines()):
+        f = line.split()
+        reference[Segment(float(f[3]), float(f[3]) + float(f[4])), k] = f[7]
+    for k, t in enumerate(turns):
+        hypothesis[Segment(t.start, t.end), k] = t.speaker
+    metric = DiarizationErrorRate(collar=0.0, skip_overlap=False)
+    return round(float(metric(reference, hypothesis, uem=Segment(0, duration))), 4)
+
+
+def stereo_cases(folder: Path, kinds: set[str], stems: tuple[str, ...] = REAL_SET_STEREO) -> list[dict]:
+    """The stereo files and their dry dialogue: ``{"set", "name", "split", "music", "dry", "stereo", "truth",
+    "dry_rttm", "stereo_rttm", "dry_duration", "stereo_duration", "language"}``; ``kinds`` of music: ``song`` (a
+    recorded song made wide), ``sox`` (the sox bed made wide), ``own`` (the song's own stereo), ``game`` (the real
+    set's Dutch files)."""
+    from tests.media_channels import stereo_mix, wide, wide_bed
+
+    cases = []
+    for seed in STEREO_SEEDS if kinds & {"song", "sox", "own"} else ():
+        made = rearranged_conversation(folder / f"stereo-{seed}.wav", seed=seed)
+        speech, level = read_wav(made.wav), speech_level(made)
+        truth = " ".join(u.text for u in sorted(read_stm(made.stm), key=lambda u: u.start))
+        beds = {"sox bed, wide": wide_bed(len(speech), seed, folder / "beds")} if "sox" in kinds else {}
+        song = recorded_song(len(speech) + SAMPLE_RATE, seed)
+        if song is not None and "song" in kinds:
+            beds["recorded song, wide"] = wide(song, len(speech))
+        if song is not None and "own" in kinds:
+            own = recorded_song(len(speech), seed, stereo=True)
+            beds["recorded song, its own stereo (instruments centred)"] = own
+        for music, bed in beds.items():
+            tag = music.split(",")[0].replace(" ", "-")
+            if "own" in music:
+                tag += "-own"
+            path = stereo_mix(folder / f"stereo-{seed}-{tag}.mp4", speech, level, bed, bed_db=0.0)
+            cases.append({
+                "set": "sample", "name": path.name, "split": "held-out", "music": music, "dry": made.wav,
+                "stereo": path, "truth": truth, "dry_rttm": made.rttm, "stereo_rttm": made.rttm,
+                "dry_duration": made.duration, "stereo_duration": made.duration, "language": "en",
+            })  # fmt: skip
+    manifest = REAL_SET / "manifest.json"
+    if manifest.exists() and "game" in kinds:
+        files = {f["file"]: f for f in json.loads(manifest.read_text())}
+        for stem in stems:
+            dry, stereo = files.get(f"{stem}.wav"), files.get(f"{stem}-music0-stereo.wav")
+            if dry is None or stereo is None:
+                continue
+            cases.append({
+                "set": "real-set", "name": stereo["file"], "split": stereo["split"],
+                "music": "the game's music, wide (bench/real_speech.py)", "dry": REAL_SET / dry["file"],
+                "stereo": REAL_SET / stereo["file"], "truth": (REAL_SET / dry["text"]).read_text(),
+                "dry_rttm": REAL_SET / dry["rttm"], "stereo_rttm": REAL_SET / stereo["rttm"],
+                "dry_duration": dry["duration_s"], "stereo_duration": stereo["duration_s"],
+                "language": dry["language"],
+            })  # fmt: skip
+    return cases
+
+
+def stereo_table(args: argparse.Namespace, folder: Path) -> list[dict]:
+    """One row per stereo file and way of taking its audio, and one per dry dialogue."""
+    from whisper_subtitler.api import Subtitler
+    from whisper_subtitler.options import AudioOptions
+
+    rows: list[dict] = []
+    done_dry: set[Path] = set()
+    with Subtitler(args.model, diarize=True) as plain:
+        stems = tuple(args.real_set_files.split(","))
+        for case in stereo_cases(folder, set(args.music.split(",")), stems):
+            told = dataclasses.replace(plain.decoding, language=case["language"])  # the channel alone varies
+            sub = plain.replace(decoding=told) if case["set"] == "real-set" else plain
+            runs = [] if case["dry"] in done_dry else [("dry", case["dry"], "auto")]
+            done_dry.add(case["dry"])
+            runs += [("stereo-downmix", case["stereo"], "downmix"), ("stereo-auto", case["stereo"], "auto")]
+            for variant, path, channels in runs:
+                started = time.perf_counter()
+                t = sub.replace(audio=AudioOptions(channels=channels)).run(path).transcript
+                seconds = time.perf_counter() - started
+                stereo = variant != "dry"
+                rows.append({
+                    "set": case["set"], "file": Path(path).name, "split": case["split"],
+                    "music": case["music"] if stereo else None, "bed_db": 0.0 if stereo else None,
+                    "variant": variant, "channels": channels,
+                    "used": t.channel.used if t.channel else None, "reason": t.channel.reason if t.channel else None,
+                    "wer": wer_text(case["truth"], " ".join(w.text for w in t.words)),
+                    "der": der_rttm(case["stereo_rttm" if stereo else "dry_rttm"], t.turns,
+                                    case["stereo_duration" if stereo else "dry_duration"]),
+                    "speakers": len(t.speakers), "reference_speakers": 2, "seconds": round(seconds, 2),
+                })  # fmt: skip
+                print(json.dumps(rows[-1]), file=sys.stderr)
+    return rows
+
+
+def stereo_cost(folder: Path) -> dict:
+    """Seconds of the phantom centre of 10 minutes of stereo (the median of 3), per hour of audio; and of ``auto``'s
+    stereo check (probe, windows decoded, extraction and VAD) on a 10-minute stereo AAC file."""
+    from tests.media_channels import stereo_mix, wide_bed
+    from whisper_subtitler.audio import check_input, decode_window, probe
+    from whisper_subtitler.channels import choose_channel, phantom_centre
+
+    made = long_conversation(folder / "long-stereo.wav", 600.0, first_seed=2000)
+    speech = read_wav(made.wav)
+    path = stereo_mix(folder / "long-stereo.mp4", speech, speech_level(made), wide_bed(len(speech), 7, folder / "beds"))
+    stereo = decode_file(path, [], ["-ac", "2"]).reshape(-1, 2)
+    phantom_centre(stereo[: 10 * SAMPLE_RATE])  # warm-up: scipy.fft's plans
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        phantom_centre(stereo)
+        times.append(time.perf_counter() - started)
+    audio_seconds = len(stereo) / SAMPLE_RATE
+
+    def choice() -> tuple[float, str]:
+        started = time.perf_counter()
+        absolute = check_input(path)
+        info = probe(absolute)
+        layout, count = info.layouts[0]
+        read = lambda start, length: decode_window(absolute, 0, count, start, length)  # noqa: E731
+        use = choose_channel(path, read, "auto", layout, count, info.duration)
+        return time.perf_counter() - started, use.used
+
+    choice()  # warm-up: silero-vad loaded, as the run loads it anyway
+    checks = [choice() for _ in range(3)]
+    median = sorted(times)[1]
+    return {
+        "file": path.name,
+        "duration": round(audio_seconds, 2),
+        "extraction_seconds": [round(t, 3) for t in times],
+        "extraction_seconds_per_hour": round(median * 3600 / audio_seconds, 2),
+        "check_seconds": [round(c, 3) for c, _ in checks],
+        "check_used": checks[0][1],
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="base", help="Whisper model (default: the project's default, base)")
     parser.add_argument("--out", type=Path, default=HERE / "records" / "channels.json")
     parser.add_argument("--no-cost", action="store_true", help="skip the 10-minute cost measurement")
     parser.add_argument("--no-table", action="store_true", help="skip the table")
+    parser.add_argument("--stereo", action="store_true", help="the stereo case instead (channels-stereo.json)")
+    parser.add_argument(
+        "--music",
+        default="song,game",
+        help="with --stereo: the music of the stereo files, of song (a recorded song made wide), game (the real "
+        "set's Dutch files), sox (the sox bed made wide), own (the song's own stereo); default song,game",
+    )
+    parser.add_argument("--real-set-files", default=",".join(REAL_SET_STEREO), help="with --stereo: those to run")
     args = parser.parse_args()
+    if args.stereo and args.out == HERE / "records" / "channels.json":
+        args.out = HERE / "records" / "channels-stereo.json"
     import os
 
     import torch
@@ -216,10 +412,22 @@ def main() -> int:
         "cpu_threads": torch.get_num_threads(),
         "cpus": os.cpu_count(),
     }
+    if args.stereo:
+        result["command"] = (
+            result["command"].replace("channels.py", "channels.py --stereo")
+            + (f" --music {args.music}" if args.music != "song,game" else "")
+            + (f" --real-set-files {args.real_set_files}" if args.real_set_files != ",".join(REAL_SET_STEREO) else "")
+        )
     with tempfile.TemporaryDirectory() as tmp:
-        if not args.no_table:
+        if args.stereo:
+            if not args.no_table:
+                result["rows"] = stereo_table(args, Path(tmp))
+            if not args.no_cost:
+                result["cost"] = stereo_cost(Path(tmp))
+                print(json.dumps(result["cost"]), file=sys.stderr)
+        elif not args.no_table:
             result["rows"] = table(args, Path(tmp))
-        if not args.no_cost:
+        if not args.no_cost and not args.stereo:
             result["cost"] = cost(args, Path(tmp))
             print(json.dumps(result["cost"]), file=sys.stderr)
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

@@ -251,13 +251,15 @@ class PhantomCentre:
     samples ``CENTRE_HOP`` apart, square-root Hann analysis and synthesis windows, overlap-add. L and R equal give
     the mid itself, the downmix; a source panned off centre, or a wide one, is attenuated the more it differs.
 
-    Chosen on the tuning conversations (``bench/channels.py --stereo``: pyannote's sample re-arranged, seeds
-    21-26, and the real set's ``conv-nl-tuning-1``) under a wide score at the dialogue's level: the signal-to-
-    distortion ratio rose 3-9 dB over the downmix's; the gains smoothed over 0.05-0.4 s (a Wiener gain from
-    smoothed cross-spectra) and ffmpeg's ``surround`` filter's front centre (which also lags by half its window)
-    did 0.5-1 dB worse; a harder gain (``CENTRE_KAPPA`` 0.1, or squared) or gains smoothed over neighbouring bins
-    made the speaker stage merge the two voices more often, as did a gain on whole frames.
-    ``CENTRE_KAPPA`` 0.5 against 0.25 and 1: DER the same or lower on 4 of 5 files."""
+    Chosen on the tuning conversations (pyannote's sample re-arranged, seeds 21-26, under a recorded song and a sox
+    bed made wide, and the real set's ``conv-nl-tuning-1``; ``bench/channels.py --stereo`` measures held-out ones)
+    with the score at the dialogue's level: the scale-invariant signal-to-distortion ratio rose 2-10 dB over the
+    downmix's; gains from cross-spectra smoothed over 0.05-0.4 s (Avendano and Jot's, or a Wiener gain) did 0.7-3
+    dB worse, ffmpeg's ``surround`` filter's front centre 0.5-0.9 dB worse (and lags by half its window). A harder
+    gain (``CENTRE_KAPPA`` 0.1, or the gain squared), gains smoothed over neighbouring bins or frames and a gain on
+    whole frames made the speaker stage merge the two voices more often. ``CENTRE_KAPPA`` 0.25, 0.5 and 1 were
+    within the noise of one another (with 0.25 and 0.5, DER 13-22 % where two speakers were found; the count went
+    wrong on 1-2 of the 6-7 files with any of them): 0.5 was kept."""
 
     def __init__(self, n_fft: int = CENTRE_FFT, hop: int = CENTRE_HOP, kappa: float = CENTRE_KAPPA) -> None:
         import numpy as np
