@@ -52,6 +52,7 @@ def main() -> int:
     parser.add_argument("--set", type=Path, default=ROOT / "bench/results/real-set")
     parser.add_argument("--split", default="held-out", help="tuning, held-out or all")
     parser.add_argument("--kinds", default="monolingual", help="comma-separated manifest kinds")
+    parser.add_argument("--files", default="", help="comma-separated file stems (default: all of the split)")
     parser.add_argument("--model", default="base")
     parser.add_argument("--faster-whisper", action="store_true")
     parser.add_argument("--threads", type=int, default=2)
@@ -67,6 +68,8 @@ def main() -> int:
         for e in json.loads((args.set / "manifest.json").read_text())
         if e["kind"] in kinds and (args.split == "all" or e["split"] == args.split)
     ]
+    if args.files:
+        entries = [e for e in entries if Path(e["file"]).stem in args.files.split(",")]
     default = Subtitler(model=args.model, diarize=False)
     tools: dict[str, Any] = {}
     if args.faster_whisper:

@@ -257,3 +257,14 @@ def test_screened_windows_takes_the_files_prior_only_when_it_is_sure():
     assert screened_windows([window], sure_file()) == [[None, window.window]]
     unsure = FileLanguage("nl", 0.6, {"nl": 0.6, "de": 0.4})
     assert screened_windows([window], unsure) == screened_windows([window])
+
+
+def test_a_language_the_windows_hear_keeps_its_regions_own_evidence():
+    # Ten seconds of English before forty of Spanish: the windows give English its share, so a region heard as
+    # English (even unsurely) is examined alone and keeps its detection; the smoothing decides among neighbours.
+    file = FileLanguage("es", 0.8, {"es": 0.8, "en": 0.15, "la": 0.05 - 1e-9})
+    assert file.hears("en") and not file.hears("la") and not file.hears("de")
+    english = {"en": 0.6, "es": 0.3, "la": 0.1}
+    assert screened_in(file, {"es": 0.9, "en": 0.1}, [english]) == [None]
+    assert held_to_file(file, english) == english
+    assert held_to_file(file, {"la": 0.7, "en": 0.2, "es": 0.1}) == file.probabilities

@@ -313,6 +313,11 @@ class FileLanguage(NamedTuple):
         region must overcome with strong evidence (``screened_in``, ``held_to_file``)."""
         return self.probability >= FILE_SURE_P
 
+    def hears(self, language: str) -> bool:
+        """Whether the windows themselves give ``language`` some weight (``CANDIDATE_P``, the smoothing's bar for a
+        language to compete): a language the file may switch into, whose regions keep their own evidence."""
+        return self.probabilities.get(language, 0.0) >= CANDIDATE_P
+
 
 def file_language(windows: Sequence[tuple[float, Mapping[str, float]]]) -> FileLanguage | None:
     """The file's language from ``windows``: ``(seconds of speech, language -> p)`` per 30-s window, Whisper's own
@@ -337,10 +342,13 @@ def screened_in(
     quiet: Sequence[Mapping[str, float]] = (),
 ) -> list[Mapping[str, float] | None]:
     """``screened`` for a window of a file whose language is sure (``FileLanguage.sure``): a region is examined
-    alone (``None``) only when its slice, with or without silence after it, is at least ``SLICE_SURE_P`` sure of a
-    language other than the file's; every other region takes the window's detection when the window names the
-    file's language, else the file's. A region examined alone keeps another language only when that detection is
-    sure of it (``held_to_file``). Why: on real acted Dutch, regions encoded alone were heard as German, Albanian,
+    alone (``None``) only when its slice, with or without silence after it, names a language other than the file's
+    that the windows themselves hear (``FileLanguage.hears``) or that the slice is at least ``SLICE_SURE_P`` sure of;
+    every other region takes the window's detection when the window names the file's language, else the file's. A
+    region examined alone keeps a language the windows do not hear only when that detection is sure of it
+    (``held_to_file``). Ten seconds of English before forty of Spanish: the windows give English its share, and the
+    English regions keep their own detections (the smoothing then keeps them English together).
+    Why: on real acted Dutch, regions encoded alone were heard as German, Albanian,
     Swahili, Chinese or Greek (0.4-0.86 sure) inside windows 0.79-0.98 sure of Dutch, and every such region kept
     its language and was decoded alone in it; a clip of another language inside a file in one language is still
     heard alone as surely as before (French 1.00 alone, where its slice said 0.26)."""
@@ -350,19 +358,22 @@ def screened_in(
     out: list[Mapping[str, float] | None] = []
     for k, p in enumerate(sliced):
         heard = [q for q in (p, quiet[k] if k < len(quiet) else None) if q is not None]
-        other = [q for q in heard if _best(q) != file.language and q[_best(q)] >= SLICE_SURE_P]
+        other = [
+            q for q in heard if _best(q) != file.language and (q[_best(q)] >= SLICE_SURE_P or file.hears(_best(q)))
+        ]
         out.append(None if len(other) == len(heard) else own)
     return out
 
 
 def held_to_file(file: FileLanguage | None, probabilities: Mapping[str, float]) -> Mapping[str, float]:
     """A region's detection (``probabilities``) as the file's prior lets it stand: in a file whose language is sure,
-    a region that names another language less than ``SURE_P`` sure takes the file's detection instead (a region
-    must beat the file's language with strong evidence); unchanged otherwise."""
+    a region that names a language the windows do not hear (``FileLanguage.hears``) less than ``SURE_P`` sure takes
+    the file's detection instead (a region must beat the file's language with strong evidence); unchanged
+    otherwise."""
     if file is None or not file.sure:
         return probabilities
     best = _best(probabilities)
-    if best == file.language or probabilities[best] >= SURE_P:
+    if best == file.language or probabilities[best] >= SURE_P or file.hears(best):
         return probabilities
     return file.probabilities
 
