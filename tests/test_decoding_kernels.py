@@ -20,13 +20,14 @@ def load_tiny():
 @pytest.fixture(scope="module")
 def models():
     """(plain openai-whisper tiny.en, the same weights with both kernels installed)."""
+    from whisper_subtitler.compat import whisper as whisper_compat
     from whisper_subtitler.decoding import kernels
 
     plain, fast = load_tiny(), load_tiny()
-    kernels.install_projection(fast, kernels.small_batch_projection(fast.decoder))
-    kernels.install_cross_attention(fast)
-    assert kernels.uses_projection(fast) and kernels.uses_cross_attention(fast)
-    assert not kernels.uses_projection(plain) and not kernels.uses_cross_attention(plain)
+    whisper_compat.install_projection(fast, kernels.small_batch_projection(fast.decoder))
+    whisper_compat.install_cross_attention(fast)
+    assert whisper_compat.uses_projection(fast) and whisper_compat.uses_cross_attention(fast)
+    assert not whisper_compat.uses_projection(plain) and not whisper_compat.uses_cross_attention(plain)
     return plain, fast
 
 
@@ -89,7 +90,8 @@ def test_kernels_turn_on_and_off_in_place():
     """Level 2 measures the kernels both ways on one model, so switching must restore openai-whisper's code."""
     from whisper.model import MultiHeadAttention, TextDecoder
 
-    from whisper_subtitler.decoding.kernels import set_decoder_kernels, uses_cross_attention, uses_projection
+    from whisper_subtitler.compat.whisper import uses_cross_attention, uses_projection
+    from whisper_subtitler.decoding.kernels import set_decoder_kernels
 
     model = load_tiny()
     for _ in range(2):  # idempotent both ways

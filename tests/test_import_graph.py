@@ -53,6 +53,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("platform", "models"),  # the machine and the model files
     ("decoding", "vad", "vad_network"),  # openai-whisper's batched decoding (chunks, budgets, kernels); the VAD
+    ("compat",),  # other libraries' internals: every patch of openai-whisper and torch, checked against their versions
     ("types", "errors", "languages", "cache", "version"),  # values, failures, constants
 )
 

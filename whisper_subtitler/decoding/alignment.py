@@ -8,7 +8,8 @@ rows (padded with the end token after each row's text, which causal attention ne
 the alignment heads' attention weights; then, row by row, the same normalization, median filter, DTW and word
 split as ``find_alignment``, and the same rules as ``add_word_timestamps`` for one segment that spans the chunk.
 The code follows openai-whisper 20250625 step for step; ``tests/test_batched_transcribe.py`` checks that it gives
-``add_word_timestamps``'s words and times.
+``add_word_timestamps``'s words and times. It serves the batched path, which runs on the openai-whisper versions that
+``compat.whisper`` knows only.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from whisper.audio import HOP_LENGTH, SAMPLE_RATE, TOKENS_PER_SECOND
 from whisper.model import disable_sdpa
 from whisper.timing import WordTiming, merge_punctuations
 
-from whisper_subtitler.decoding.kernels import decoder_blocks
+from whisper_subtitler.compat.whisper import decoder_blocks
 from whisper_subtitler.decoding.token_norm import normalize_over_tokens
 
 MEDFILT_WIDTH = 7  # frames, whisper.timing.find_alignment default
@@ -45,9 +46,9 @@ class TimedWord:
 
 def _attention_weights(model, tokens: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
     """The decoder's blocks over ``tokens`` ``(B, T)``, up to the last one with an alignment head
-    (``kernels.decoder_blocks``; no final layer norm, no output projection): ``(B, n_alignment_heads, T, n_audio_ctx)``
-    cross-attention weights
-    (pre-softmax, as ``find_alignment`` takes them) of the alignment heads only."""
+    (``compat.whisper.decoder_blocks``; no final layer norm, no output projection): ``(B, n_alignment_heads, T,
+    n_audio_ctx)`` cross-attention weights (pre-softmax, as ``find_alignment`` takes them) of the alignment heads
+    only."""
     heads = model.alignment_heads.indices().T.tolist()  # (layer, head) pairs
     by_layer: dict[int, list[int]] = {}
     for layer, head in heads:

@@ -23,10 +23,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import torch
-from whisper.decoding import DecodingOptions, DecodingTask, GreedyDecoder
+from whisper.decoding import DecodingOptions, GreedyDecoder
+
+from whisper_subtitler.compat import whisper as whisper_compat
+
+# ``whisper.decoding.DecodingTask`` with its private steps under public names (``compat.whisper.decoding_task``).
+DecodingTask: Any = whisper_compat.decoding_task()
 
 
 def sampling_seed(seed: int, start_sample: int, temperature: float) -> int:
@@ -110,12 +116,12 @@ class BudgetedDecodingTask(DecodingTask):
         self.cross = None if compiled else cross
         self.languages = list(languages) if languages is not None else None
 
-    def _get_audio_features(self, mel: torch.Tensor) -> torch.Tensor:
+    def audio_features(self, mel: torch.Tensor) -> torch.Tensor:
         """The encoder output, given as it is: in the model's dtype, bfloat16 included (openai-whisper's own check
         knows float16 and float32 only)."""
         return mel
 
-    def _main_loop(self, audio_features: torch.Tensor, tokens: torch.Tensor):
+    def main_loop(self, audio_features: torch.Tensor, tokens: torch.Tensor):
         n_batch = tokens.shape[0]
         device = audio_features.device
         eot = self.tokenizer.eot
@@ -132,10 +138,8 @@ class BudgetedDecodingTask(DecodingTask):
                 [self.tokenizer.to_language_token(language) for language in self.languages], device=device
             )
         if self.cross is not None and not self.inference.kv_cache:
-            from whisper_subtitler.decoding.kernels import fill_cross_cache
-
             self.inference.kv_cache, self.inference.hooks = self.model.install_kv_cache_hooks()
-            fill_cross_cache(self.model, self.inference.kv_cache, self.cross)
+            whisper_compat.fill_cross_cache(self.model, self.inference.kv_cache, self.cross)
         try:
             for step in range(self.sample_len):
                 logits = self.inference.logits(tokens, audio_features)

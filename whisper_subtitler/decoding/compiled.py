@@ -6,7 +6,7 @@ Each decoding step runs ``model.decoder(tokens, audio_features, kv_cache=...)``
 TorchInductor, so the greedy text is the same (``tests/test_decoding_compiled.py``). openai-whisper's key/value cache
 is a dict keyed by modules and filled by forward hooks; dynamo breaks the graph there and compiles one graph per
 layer and per kind of step (first step or later, one row or more): 30 graphs for tiny.en. The recompile limit is
-raised to that for these calls only (``recompile_limit``).
+raised to that for these calls only (``recompile_limit``, through ``compat.torch.recompile_limits``).
 
 The cost is the compilation, paid once per process, for a step that was no faster on the CPU (docs/performance.md,
 "torch.compile of the decoder step"). Whether it pays back depends on the device and the model, so level 2
@@ -24,6 +24,8 @@ from typing import Any
 
 import torch
 from whisper.decoding import PyTorchInference
+
+from whisper_subtitler.compat import torch as torch_compat
 
 GRAPHS_PER_LAYER = 8  # first step or later, one row or more, and a margin; 30 graphs were compiled for tiny.en
 
@@ -60,14 +62,5 @@ class CompiledInference(PyTorchInference):
             self.kv_cache, self.hooks = self.model.install_kv_cache_hooks()
         if tokens.shape[-1] > self.initial_token_length:
             tokens = tokens[:, -1:]  # only the last token after the first step, as PyTorchInference
-        with torch._dynamo.config.patch(_limits(recompile_limit(self.model))):
+        with torch_compat.recompile_limits(recompile_limit(self.model)):
             return compiled_step()(self.model.decoder, tokens, audio_features, self.kv_cache)
-
-
-def _limits(limit: int) -> dict[str, int]:
-    """dynamo's recompile limits under their names in this torch (``cache_size_limit`` before torch 2.6)."""
-    config = torch._dynamo.config
-    new = hasattr(config, "recompile_limit")
-    per_code = "recompile_limit" if new else "cache_size_limit"
-    total = "accumulated_recompile_limit" if new else "accumulated_cache_size_limit"
-    return {per_code: limit, total: max(getattr(config, total, 256), 4 * limit)}

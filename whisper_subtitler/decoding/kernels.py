@@ -10,8 +10,8 @@ faster (docs/performance.md, "Decoder kernels"); above ``SMALL_ROWS`` rows (the 
 alignment pass) the usual form is as fast and is kept. The sums run in another order, so logits differ by float
 rounding only (about 1e-6; no greedy token changed in our tests).
 
-``install_projection`` replaces ``TextDecoder.forward`` of one model by the same code (openai-whisper 20250625)
-whose last line calls a projection function, so that this kernel and ``quantize``'s int8 projection share it.
+``compat.whisper.install_projection`` replaces ``TextDecoder.forward`` of one model by the same code (openai-whisper
+20250625) whose last line calls a projection function, so that this kernel and ``quantize``'s int8 projection share it.
 
 ``set_decoder_kernels`` turns both kernels on or off for one model: on by default on the CPU, where they were
 measured (``ChunkTranscriber``); optimization level 2 measures both ways on the device (``tuning``).
@@ -19,7 +19,7 @@ measured (``ChunkTranscriber``); optimization level 2 measures both ways on the 
 Cross-attention. openai-whisper caches the cross-attention keys and values as ``(rows, n_audio_ctx, d)`` and
 reshapes them into heads, ``(rows, heads, n_audio_ctx, d / heads)``, a strided view, at every step; the CPU
 attention kernel then reads strided memory, about twice as slowly as contiguous heads (docs/performance.md).
-``install_cross_attention`` caches them once per batch as contiguous heads instead. Same arithmetic.
+``compat.whisper.install_cross_attention`` caches them once per batch as contiguous heads instead. Same arithmetic.
 
 Attention kernel. openai-whisper calls ``F.scaled_dot_product_attention`` (SDPA), which picks a kernel itself (flash,
 memory-efficient, cuDNN or the plain math form, in PyTorch's priority order for the device, dtype and shapes).
@@ -32,12 +32,11 @@ The alignment pass reads attention weights, which SDPA does not return, so it us
 from __future__ import annotations
 
 import contextlib
-import types
 from collections.abc import Callable
 
 import torch
-import torch.nn.functional as F
-from whisper.model import MultiHeadAttention
+
+from whisper_subtitler.compat import whisper as whisper_compat
 
 SMALL_ROWS = 64  # at most this many rows: (W @ x.T).T; more rows: x @ W.T
 
@@ -63,111 +62,20 @@ def small_batch_projection(decoder) -> Callable[[torch.Tensor], torch.Tensor]:
     return project
 
 
-def install_projection(model, projection: Callable[[torch.Tensor], torch.Tensor]) -> None:
-    """Make ``model.decoder`` compute its logits with ``projection`` (hidden states -> float32 logits), in place."""
-    decoder = model.decoder
-    decoder.logits_projection = projection
-    decoder.forward = types.MethodType(_decoder_forward, decoder)
-
-
-def uses_projection(model) -> bool:
-    """True when ``install_projection`` has run on ``model``."""
-    return getattr(model.decoder, "logits_projection", None) is not None
-
-
-def decoder_blocks(decoder, tokens, xa, kv_cache=None, n_blocks: int | None = None):
-    """``whisper.model.TextDecoder.forward`` (openai-whisper 20250625) up to its final layer norm: token and
-    positional embeddings, then the first ``n_blocks`` blocks (all by default). ``tokens`` ``(B, T)``, ``xa`` the
-    audio features ``(B, n_audio_ctx, n_audio_state)``; returns hidden states ``(B, T, n_text_state)``."""
-    offset = next(iter(kv_cache.values())).shape[1] if kv_cache else 0
-    x = decoder.token_embedding(tokens) + decoder.positional_embedding[offset : offset + tokens.shape[-1]]
-    x = x.to(xa.dtype)
-    for block in decoder.blocks[:n_blocks]:
-        x = block(x, xa, mask=decoder.mask, kv_cache=kv_cache)
-    return x
-
-
-def _decoder_forward(self, x, xa, kv_cache=None):
-    """``whisper.model.TextDecoder.forward`` (openai-whisper 20250625) ending in ``self.logits_projection``."""
-    return self.logits_projection(self.ln(decoder_blocks(self, x, xa, kv_cache)))
-
-
-def install_cross_attention(model) -> None:
-    """Make the decoder's cross-attention layers cache keys and values as contiguous heads (see above), in place.
-
-    The cache entries keep their first dimension as the row, so dropping finished rows
-    (``budgeted.BudgetedDecodingTask``) works the same; the alignment pass (no cache) computes as openai-whisper.
-    """
-    for block in model.decoder.blocks:
-        if block.cross_attn is not None:
-            block.cross_attn.forward = types.MethodType(_cross_attention_forward, block.cross_attn)
-
-
-def uses_cross_attention(model) -> bool:
-    """True when ``install_cross_attention`` has run on ``model``."""
-    return any("forward" in vars(b.cross_attn) for b in model.decoder.blocks if b.cross_attn is not None)
-
-
 def set_decoder_kernels(model, on: bool) -> None:
     """Install both kernels on ``model`` (``on``), or restore openai-whisper's own code; in place, idempotent.
-    An int8 projection (``quantize``) is left as it is."""
+    An int8 projection (``quantize``) is left as it is. On an openai-whisper version that ``compat.whisper`` does not
+    know, nothing is installed (its own code runs)."""
     decoder = model.decoder
     if on:
-        if not uses_projection(model):
-            install_projection(model, small_batch_projection(decoder))
-        if not uses_cross_attention(model):
-            install_cross_attention(model)
+        if not whisper_compat.uses_projection(model):
+            whisper_compat.install_projection(model, small_batch_projection(decoder))
+        if not whisper_compat.uses_cross_attention(model):
+            whisper_compat.install_cross_attention(model)
         return
-    if uses_projection(model) and getattr(decoder, "projection_int8", None) is None:
-        del decoder.forward  # the instance attribute: TextDecoder.forward again
-        decoder.logits_projection = None
-    for block in decoder.blocks:
-        if block.cross_attn is not None and "forward" in vars(block.cross_attn):
-            del block.cross_attn.forward
-
-
-def _heads(self, t: torch.Tensor) -> torch.Tensor:
-    return t.view(*t.shape[:2], self.n_head, -1).permute(0, 2, 1, 3)
-
-
-def _cross_attention_forward(self, x, xa=None, mask=None, kv_cache=None):
-    """``whisper.model.MultiHeadAttention.forward`` and ``qkv_attention`` (openai-whisper 20250625) for
-    cross-attention, with the cached keys and values stored as contiguous heads."""
-    q = _heads(self, self.query(x))
-    if kv_cache is None or self.key not in kv_cache:
-        k = _heads(self, self.key(xa)).contiguous()  # the cache hooks store the projections; replaced just below
-        v = _heads(self, self.value(xa)).contiguous()
-        if kv_cache is not None:
-            kv_cache[self.key], kv_cache[self.value] = k, v
-    else:
-        k, v = kv_cache[self.key], kv_cache[self.value]
-    if MultiHeadAttention.use_sdpa:
-        out = F.scaled_dot_product_attention(q, k, v).permute(0, 2, 1, 3).flatten(start_dim=2)
-        qk = None
-    else:  # the alignment pass needs the attention weights
-        scale = q.shape[-1] ** -0.25  # (n_state // n_head) ** -0.25, as qkv_attention
-        qk = ((q * scale) @ (k * scale).transpose(-1, -2)).float()
-        w = F.softmax(qk, dim=-1).to(q.dtype)
-        out = (w @ v).permute(0, 2, 1, 3).flatten(start_dim=2)
-        qk = qk.detach()
-    return self.out(out), qk
-
-
-def fill_cross_cache(model, cache: dict, keys_values) -> None:
-    """Put cross-attention keys and values computed beforehand (``language_id.cross_keys_values``: one ``(keys,
-    values)`` pair per decoder block, each ``(rows, n_audio_ctx, n_audio_state)``) into ``cache``, the dict of
-    ``Whisper.install_kv_cache_hooks``, in the layout the model's cross-attention reads: contiguous heads with
-    ``install_cross_attention``, openai-whisper's projections as they are without. The first decoder step then
-    projects nothing. Each block's self-attention gets an empty entry first, ``(rows, 0, n_text_state)``, which its
-    hook extends as usual: the decoder reads its position offset from the first entry of ``cache``."""
-    ours = uses_cross_attention(model)
-    for block, (keys, values) in zip(model.decoder.blocks, keys_values):
-        empty = keys.new_empty((keys.shape[0], 0, block.attn.key.out_features))
-        cache[block.attn.key], cache[block.attn.value] = empty, empty
-        attention = block.cross_attn
-        if ours:
-            keys, values = _heads(attention, keys).contiguous(), _heads(attention, values).contiguous()
-        cache[attention.key], cache[attention.value] = keys, values
+    if whisper_compat.uses_projection(model) and getattr(decoder, "projection_int8", None) is None:
+        whisper_compat.remove_projection(model)
+    whisper_compat.remove_cross_attention(model)
 
 
 def attention_kernel(name: str | None) -> contextlib.AbstractContextManager:

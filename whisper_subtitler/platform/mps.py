@@ -5,7 +5,8 @@ Two things break openai-whisper on Apple's MPS backend (pytorch/pytorch#87886, #
   cannot move to MPS, so ``model.to("mps")`` raises ``NotImplementedError`` (SparseMPS). ``whisper.timing``
   only reads it as ``model.alignment_heads.indices().T`` (``find_alignment``) to pick (layer, head) pairs of
   the cross-attention weights on the host. So the buffer is unregistered and kept as a plain attribute holding
-  the same sparse tensor on the CPU: ``.to()`` no longer touches it and ``.indices()`` works as before.
+  the same sparse tensor on the CPU (``compat.whisper.keep_alignment_heads_on_cpu``): ``.to()`` no longer touches it
+  and ``.indices()`` works as before.
 - ``whisper.timing.dtw`` calls ``x.double()`` before ``.cpu()``; MPS has no float64. The word timing that
   ``platform.word_timing`` installs (``prepare_model`` calls it) moves the matrix to the CPU first (same
   numbers: the DTW runs on the CPU in float64 either way).
@@ -21,6 +22,7 @@ import platform as _platform
 import sys
 from typing import TYPE_CHECKING, Any
 
+from whisper_subtitler.compat import whisper as whisper_compat
 from whisper_subtitler.platform.machine import BackendName
 from whisper_subtitler.platform.tokenizer import prepare_tokenizer
 from whisper_subtitler.platform.word_timing import warm_up_word_timing
@@ -57,17 +59,6 @@ def enable_mps_fallback(environ: dict[str, str] | None = None) -> bool:
     return True
 
 
-def keep_alignment_heads_on_cpu(model: Any) -> None:
-    """Turn ``model.alignment_heads`` from a registered buffer into a plain attribute on the CPU (in place).
-
-    Call after ``set_alignment_heads`` (which registers a new buffer) and before ``.to(device)``. Idempotent.
-    """
-    heads = model._buffers.pop("alignment_heads", None)
-    if heads is None:
-        return
-    object.__setattr__(model, "alignment_heads", heads.cpu())
-
-
 def cast_model(model: Any, dtype: str) -> Any:
     """Cast weights to ``dtype`` (``float16``/``float32``) and keep LayerNorms in float32.
 
@@ -97,7 +88,7 @@ def prepare_model(model: Any, selection: Selection) -> Any:
     Modifies ``model`` in place (``nn.Module.to`` does) and returns it.
     """
     if selection.backend == BackendName.MPS:
-        keep_alignment_heads_on_cpu(model)
+        whisper_compat.keep_alignment_heads_on_cpu(model)
     if selection.dtype == "int8":
         from whisper_subtitler.platform.quantize import quantize_int8
 

@@ -207,8 +207,10 @@ def _do_allocator(s: Selection, env: Mapping[str, str]) -> str:
     import torch
 
     if torch.cuda.is_initialized():  # the allocator read its config at CUDA init: update it in place
-        update = getattr(torch._C, "_accelerator_setAllocatorSettings", None)  # torch >= 2.11; the old one warns
-        (update or torch.cuda.memory._set_allocator_settings)(conf)
+        from whisper_subtitler.compat import torch as torch_compat
+
+        if not torch_compat.set_allocator_settings(conf):
+            return f"{ALLOC_CONF_VARIABLE}={conf} (CUDA already initialized: from the next process)"
     return f"{ALLOC_CONF_VARIABLE}={conf}"
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from whisper_subtitler.compat import whisper as whisper_compat
+
 
 def prepare_tokenizer(model: Any) -> None:
     """Build the tokenizer of ``model`` (a ``whisper.model.Whisper``, or anything with its ``is_multilingual`` and
@@ -18,19 +20,12 @@ def prepare_tokenizer(model: Any) -> None:
     profiler; docs/performance.md), spent computing the non-speech tokens that decoding suppresses. Whisper's
     decoding encodes fixed symbols, a space and the user's prompt; the scan would only turn a prompt that contains
     such text into a ``ValueError``. The tokens of any other text are the same. Idempotent; the replaced method
-    stays reachable as ``_whispers``.
+    stays reachable as ``_whispers`` (``compat.whisper.skip_special_token_scan``); on an openai-whisper version that
+    ``compat.whisper`` does not know, the tokenizer is only built.
 
     Reading the vocabulary (about 50,000 base64 lines) also moves here, out of the first file, as numba's DTW does in
     ``platform.word_timing``."""
     from whisper.tokenizer import get_tokenizer
 
     encoding = get_tokenizer(model.is_multilingual, num_languages=model.num_languages).encoding
-    if getattr(encoding.encode, "_whispers", None) is not None:
-        return
-    scanning = encoding.encode
-
-    def encode(text: str, *, allowed_special: Any = frozenset(), disallowed_special: Any = ()) -> list[int]:
-        return scanning(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
-
-    encode._whispers = scanning  # type: ignore[attr-defined]
-    encoding.encode = encode
+    whisper_compat.skip_special_token_scan(encoding)

@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import logging
 
+from whisper_subtitler.compat import whisper as whisper_compat
+
 log = logging.getLogger(__name__)
 
 
 def keep_word_timing_off_triton() -> None:
-    """Run openai-whisper's word-timing DTW and median filter without its Triton kernels, on every device:
-    ``whisper.timing.dtw`` becomes numba's DTW on the CPU (``dtw_cpu`` on the float64 copy of the cost matrix, the
-    path openai-whisper takes for CPU tensors) for a tensor on any device, and ``whisper.timing.median_filter`` the
-    sort-based median openai-whisper falls back to, on the tensor's own device (on the CPU the same median as one
-    compiled loop, :func:`cpu_median`). Same numbers as openai-whisper's CPU path; idempotent; the replaced functions
-    stay reachable as ``_whispers``.
+    """Run openai-whisper's word-timing DTW and median filter without its Triton kernels, on every device
+    (``compat.whisper.replace_word_timing``): ``whisper.timing.dtw`` becomes numba's DTW on the CPU for a tensor on any
+    device, and ``whisper.timing.median_filter`` the sort-based median openai-whisper falls back to, on the tensor's
+    own device (on the CPU the same median as one compiled loop, :func:`cpu_median`). Same numbers as
+    openai-whisper's CPU path; idempotent; the replaced functions stay reachable as ``_whispers``. openai-whisper's own
+    functions on a version ``compat.whisper`` does not know.
 
     On CUDA openai-whisper runs both as Triton kernels (``dtw_cuda``, ``median_filter_cuda``), and every process
     compiles them, builds a launcher with the C compiler and hashes Triton's sources before its first word
@@ -23,37 +25,7 @@ def keep_word_timing_off_triton() -> None:
     Triton's disk cache warm and 2.2 s with word timing off Triton, 0.7 s either way for the next file: the cost
     matrix is at most 224 tokens x 1500 frames, a copy to the host and a millisecond of DTW. On MPS, which has no
     float64, the matrix must leave the device before it is converted (pytorch/pytorch#141711), which this order does."""
-    import whisper.timing as timing
-
-    if getattr(timing.dtw, "_whispers", None) is not None:
-        return
-
-    def dtw(x):  # noqa: ANN001, ANN202 - whisper.timing.dtw's signature: torch.Tensor -> np.ndarray
-        return timing.dtw_cpu(x.cpu().double().numpy())
-
-    def median_filter(x, filter_width: int):  # noqa: ANN001, ANN202 - whisper.timing.median_filter's signature
-        if x.device.type == "cpu":
-            fast = cpu_median(x, filter_width)
-            if fast is not None:
-                return fast
-        if not x.is_cuda:
-            return median_filter._whispers(x, filter_width)  # type: ignore[attr-defined]
-        import torch.nn.functional as F
-
-        assert filter_width > 0 and filter_width % 2 == 1, "`filter_width` should be an odd number"  # as whisper
-        pad = filter_width // 2
-        if x.shape[-1] <= pad:
-            return x
-        ndim = x.ndim
-        if ndim <= 2:
-            x = x[None, None, :]
-        x = F.pad(x, (pad, pad, 0, 0), mode="reflect")
-        result = x.unfold(-1, filter_width, 1).sort()[0][..., pad]  # whisper's fallback, also without Triton
-        return result[0, 0] if ndim <= 2 else result
-
-    dtw._whispers = timing.dtw  # type: ignore[attr-defined]
-    median_filter._whispers = timing.median_filter  # type: ignore[attr-defined]
-    timing.dtw, timing.median_filter = dtw, median_filter
+    whisper_compat.replace_word_timing(cpu_median)
 
 
 _MEDIAN: list = []  # [platform.median.median_rows], or [None] once it proved unavailable
@@ -90,34 +62,18 @@ def cpu_median(x, width: int):  # noqa: ANN001, ANN201 - a CPU torch.Tensor in, 
 
 def cache_word_timing_dtw() -> bool:
     """Replace openai-whisper's ``whisper.timing.dtw_cpu`` with the same Python function compiled by numba with
-    whisper's options plus its on-disk cache (``cache=True``), so that only the first process compiles it.
+    whisper's options plus its on-disk cache (``cache=True``, ``compat.whisper.cache_dtw``), so that only the first
+    process compiles it.
 
     openai-whisper compiles its word-timing DTW (``dtw_cpu``, numba, no cache) in every process, about 1.3 s on two
     cores, paid again for each file that a shell script transcribes in its own process; loading the cached machine
     code takes about 0.35 s. The cache lives where numba puts it: ``$NUMBA_CACHE_DIR`` when set, else beside
     ``whisper/timing.py`` or, when that folder is read-only, in the user's cache folder; numba recompiles when
-    ``timing.py`` changes. Returns False, and leaves whisper's function, when numba finds no writable cache folder
-    or ``dtw_cpu`` is not the numba dispatcher it expects. Idempotent. Call it before the DTW's first use
-    (:func:`warm_up_word_timing` does, and puts whisper's function back if the cache then fails)."""
-    import whisper.timing as timing
-
-    if getattr(timing.dtw_cpu, "_whispers", None) is not None:
-        return True
-    original = timing.dtw_cpu
-    py_func = getattr(original, "py_func", None)
-    options = getattr(original, "targetoptions", None)
-    if py_func is None or not isinstance(options, dict):
-        return False
-    try:
-        import numba
-
-        cached = numba.jit(**{**options, "cache": True})(py_func)
-    except Exception as exc:  # numba raises RuntimeError when no cache folder is writable
-        log.debug("numba's cache is not available for whisper's DTW (%s): it compiles in this process", exc)
-        return False
-    cached._whispers = original
-    timing.dtw_cpu = cached
-    return True
+    ``timing.py`` changes. Returns False, and leaves whisper's function, when numba finds no writable cache folder,
+    ``dtw_cpu`` is not the numba dispatcher it expects or ``compat.whisper`` does not know the version. Idempotent.
+    Call it before the DTW's first use (:func:`warm_up_word_timing` does, and puts whisper's function back if the
+    cache then fails)."""
+    return whisper_compat.cache_dtw()
 
 
 def warm_up_word_timing() -> None:
@@ -131,24 +87,18 @@ def warm_up_word_timing() -> None:
     on every device (``platform.prepare_model`` does): it first sends word timing to the CPU's DTW everywhere
     (:func:`keep_word_timing_off_triton`), and it moves numba's compilation or cache load out of the first file.
     When the cached function fails on that first call (numba lets an ``OSError`` of its cache files through: a full
-    disk), whisper's own function is put back and used; the same for the median filter (:func:`cpu_median`)."""
-    import numpy as np
+    disk), whisper's own function is put back and used; the same for the median filter (:func:`cpu_median`).
+    On an openai-whisper version that ``compat.whisper`` does not know, only its own functions are put back: nothing is
+    warmed up."""
     import torch
-    import whisper.timing as timing
 
     keep_word_timing_off_triton()
+    if not whisper_compat.known():
+        return
     cached = cache_word_timing_dtw()
     threads = torch.get_num_threads()
-    tiny = np.zeros((4, 4), dtype=np.float64)  # the dtype whisper.timing.dtw passes
     try:
-        try:
-            timing.dtw_cpu(tiny)
-        except Exception as exc:
-            if not cached:
-                raise
-            log.debug("numba's cached DTW failed (%s): whisper's own compiles in this process", exc)
-            timing.dtw_cpu = timing.dtw_cpu._whispers
-            timing.dtw_cpu(tiny)
+        whisper_compat.warm_dtw(cached)
         try:
             cpu_median(torch.zeros(1, 8), 7)  # numba's cached median filter loaded (or compiled) before the first file
         except Exception as exc:
