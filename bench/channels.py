@@ -344,6 +344,30 @@ def stereo_table(args: argparse.Namespace, folder: Path) -> list[dict]:
     return rows
 
 
+def stereo_summary(rows: list[dict]) -> list[dict]:
+    """Per stereo file: DER (points), speakers and WER of its dry dialogue, the downmix and auto, and whether auto
+    is within 3 DER points of the dry dialogue with its speaker count (the issue's bar)."""
+    dry = {(r["set"], r["file"].split(".")[0]): r for r in rows if r["variant"] == "dry"}
+    out = []
+    for r in rows:
+        if r["variant"] != "stereo-auto":
+            continue
+        stem = r["file"].split(".")[0]
+        base = dry.get((r["set"], stem.split("-recorded")[0].split("-sox")[0].split("-music0")[0]))
+        down = next(x for x in rows if x["file"] == r["file"] and x["variant"] == "stereo-downmix")
+        if base is None:
+            continue
+        out.append({
+            "file": r["file"], "split": r["split"], "music": r["music"], "used": r["used"],
+            "der_points": {"dry": round(100 * base["der"], 1), "downmix": round(100 * down["der"], 1),
+                           "auto": round(100 * r["der"], 1)},
+            "speakers": {"dry": base["speakers"], "downmix": down["speakers"], "auto": r["speakers"]},
+            "wer": {"dry": base["wer"], "downmix": down["wer"], "auto": r["wer"]},
+            "auto_within_3_points_of_dry": bool(r["der"] <= base["der"] + 0.03 and r["speakers"] == base["speakers"]),
+        })  # fmt: skip
+    return out
+
+
 def stereo_cost(folder: Path) -> dict:
     """Seconds of the phantom centre of 10 minutes of stereo (the median of 3), per hour of audio; and of ``auto``'s
     stereo check (probe, windows decoded, extraction and VAD) on a 10-minute stereo AAC file."""
@@ -422,6 +446,7 @@ def main() -> int:
         if args.stereo:
             if not args.no_table:
                 result["rows"] = stereo_table(args, Path(tmp))
+                result["summary"] = stereo_summary(result["rows"])
             if not args.no_cost:
                 result["cost"] = stereo_cost(Path(tmp))
                 print(json.dumps(result["cost"]), file=sys.stderr)
