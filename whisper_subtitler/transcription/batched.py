@@ -32,7 +32,13 @@ from whisper_subtitler.decoding.features import array_source, quietest_point
 from whisper_subtitler.decoding.quality import Thresholds
 from whisper_subtitler.platform.batch_advice import CPU_BATCH  # the batch size after an out-of-memory move to the CPU
 from whisper_subtitler.transcription.chunk_transcriber import ChunkTranscriber, thresholds_of
-from whisper_subtitler.transcription.protocol import Region, TranscribeOptions, check_options, new_transcript
+from whisper_subtitler.transcription.protocol import (
+    Region,
+    TranscribeOptions,
+    Transcriber,
+    check_options,
+    new_transcript,
+)
 from whisper_subtitler.transcription.tuning import DecodingSettings, choose_settings
 from whisper_subtitler.types import Audio, LanguageDetection, Transcript
 
@@ -48,11 +54,27 @@ class BatchedDecoding:
 
     batch_size: int | None = None
 
-    def transcriber(
-        self, model: Any, options: TranscribeOptions, selection: Any, model_name: str
-    ) -> BatchedTranscriber:
+    def transcriber(self, model: Any, options: TranscribeOptions, selection: Any, model_name: str) -> Transcriber:
         """A ``BatchedTranscriber`` for ``model`` (loaded, on ``selection``'s device). Raises ``UsageError`` for
-        options the model cannot decode with (``transcription.check_options``)."""
+        options the model cannot decode with (``transcription.check_options``).
+
+        Batched decoding replaces openai-whisper's decoding loop (``compat.whisper.decoding_task``): on a version of
+        openai-whisper that ``compat.whisper`` does not know, the sequential transcriber is returned instead, its
+        ``transcribe()`` as it is (``--no-batch``), and ``compat.whisper`` has warned once."""
+        from whisper_subtitler.compat import whisper as whisper_compat
+
+        if not whisper_compat.known():
+            from whisper_subtitler.transcription.sequential import SequentialDecoding
+
+            if getattr(selection, "dtype", None) == "bfloat16":  # openai-whisper's decoding refuses bf16 features
+                from whisper_subtitler.errors import UsageError
+
+                raise UsageError(
+                    "--compute-type bfloat16 needs the batched path, which this version of openai-whisper does not "
+                    "run (see the warning above)",
+                    hint="use --compute-type auto, or install openai-whisper==20250625",
+                )
+            return SequentialDecoding().transcriber(model, options, selection, model_name)
         check_options(options, model)
         return BatchedTranscriber(
             model, options, model_name=model_name, selection=selection, batch_size=self.batch_size

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from whisper_subtitler.compat import whisper as whisper_compat
 from whisper_subtitler.decoding.code_switching import main_language
 from whisper_subtitler.transcription.protocol import (
     Region,
@@ -45,10 +46,11 @@ def _segment(raw: dict, language: str | None = None) -> Segment:
     )
 
 
-def _transcribe_clips(whisper, model, audio: Audio, clips, language: str, options: TranscribeOptions) -> dict:
+def _transcribe_clips(whisper, model, audio: Audio, clips, language: str | None, options: TranscribeOptions) -> dict:
     """openai-whisper's ``transcribe()`` over ``clips`` ((start, end) seconds) of ``audio``, with word timestamps and
     the decoding options of ``options`` under their own names. The initial prompt is carried into every window
-    (``carry_initial_prompt``), as the batched path gives it to every chunk.
+    (``carry_initial_prompt``), as the batched path gives it to every chunk. ``language`` None: openai-whisper detects
+    it on the first window (its result's ``language``).
 
     Each clip ends at the audio's last mel frame at the latest: openai-whisper 20250625 decodes a clip that reaches
     past the end of the audio forever (its window there has no frames, so its seek never moves; openai/whisper pull
@@ -132,8 +134,11 @@ class SequentialTranscriber:
             return new_transcript(audio.source, audio.duration, options, self.model_name, language=language)
         language = language or options.language or (None if model.is_multilingual else "en")
         detection = None
+        runs: Sequence[tuple[str | None, list[Region]]]
         if language is not None:
             runs = [(language, [(c.start, c.end) for c in chunks])]
+        elif not whisper_compat.known():  # openai-whisper's own detection, not the language plan (compat.whisper)
+            runs = [(None, [(c.start, c.end) for c in chunks])]
         else:
             runs, detection = self._language_runs(audio, chunks, speech)
         started = time.perf_counter()
@@ -144,6 +149,7 @@ class SequentialTranscriber:
             with torch.random.fork_rng(devices=cuda):
                 torch.manual_seed(sampling_seed(options.seed, first_sample, 0.0))
                 result = _transcribe_clips(whisper, model, audio, clips, run_language, options)
+            run_language = run_language or result.get("language")
             segments.extend(_segment(s, run_language) for s in result["segments"] if s.get("words"))
         segments.sort(key=lambda s: s.start)
         if progress is not None:
