@@ -26,8 +26,10 @@ summed over the files). The two run alternately on one file after another in one
 shared machine falls on both; the heap allocator step of ``transcribe`` (``host_allocator``) applies to both.
 
 ``--pyannote-cache DIR`` keeps pyannote's turns and seconds per WAV digest, so that tuning runs only redo ours
-(``pyannote_cached`` is then true in the record: its seconds come from the run that cached them). ``--ours-only``
-skips pyannote. ``--dump DIR`` writes each file's turns (ours and pyannote's) as RTTM there.
+(``pyannote_cached`` is then true in the record: its seconds come from the run that cached them, so the speed ratio
+mixes two runs); ``--pyannote-cached-only`` takes pyannote's side only where the cache has it, ``--pyannote-fresh``
+runs it again; ``--ours-only`` skips pyannote. ``--dump DIR`` writes each file's turns (ours and pyannote's) as RTTM
+there.
 
 Rule of the set (issue 67): constants and rules are chosen on ``tuning`` files only; ``held-out`` files are run to
 report. Prints (or writes with ``--out``) one JSON document; progress on stderr.
@@ -220,8 +222,11 @@ def scored(reference, turns, duration: float) -> dict:
 class Sides:
     """Both pipelines, loaded once: ``ours(audio, speech)`` and ``pyannote(audio)`` -> (turns, wall seconds)."""
 
-    def __init__(self, with_pyannote: bool) -> None:
+    def __init__(self, with_pyannote: bool, cached_only: bool = False, fresh: bool = False) -> None:
         from whisper_subtitler.diarize import DiarizationOptions, load_diarizer
+
+        self.cached_only = cached_only  # pyannote's side only where the cache has it
+        self.fresh = fresh  # pyannote run again even where the cache has it (and the cache rewritten)
 
         self._ours = load_diarizer(DiarizationOptions(), "cpu")
         self._stock = None
@@ -233,7 +238,7 @@ class Sides:
             with pyannote_compat.quiet_pyannote_warnings():
                 self._stock = Diarizer(OfflineSpeakerDiarization(fast=False), DiarizationOptions(), "embedded")
 
-    def warm_up(self, wav: Path, seconds: float = 20.0) -> None:
+    def warm_up(self, wav: Path, seconds: float = 20.0, pyannote: bool = True) -> None:
         """Diarize the first ``seconds`` of ``wav`` on both sides, untimed: what the first call of a process pays
         once (ONNX Runtime's session, torch's first passes) falls on neither side's figures."""
         from dataclasses import replace
@@ -244,7 +249,7 @@ class Sides:
         audio = extract_audio(wav)
         audio = replace(audio, samples=audio.samples[: int(seconds * audio.sample_rate)])
         self.ours(audio, speech_regions(audio.samples))
-        if self._stock is not None:
+        if self._stock is not None and pyannote:
             self.pyannote(audio)
 
     def ours(self, audio, speech) -> tuple[tuple, float]:
@@ -287,10 +292,12 @@ def evaluate(entry: dict, folder: Path, sides: Sides, cache: Path | None, dump: 
         (dump / f"{name}.ours.rttm").write_text(rttm_lines(name, turns))
     if sides._stock is not None:
         cached = cache / f"{digest(wav)}.pyannote.json" if cache is not None else None
-        if cached is not None and cached.exists():
+        if cached is not None and cached.exists() and not sides.fresh:
             data = json.loads(cached.read_text())
             theirs = tuple(SpeakerTurn(a, b, s) for a, b, s in data["turns"])
             their_seconds, from_cache = data["wall_s"], True
+        elif sides.cached_only:
+            return row
         else:
             theirs, their_seconds = sides.pyannote(audio)
             from_cache = False
@@ -343,7 +350,10 @@ def summarise(rows: list[dict]) -> dict:
         out[key] = {"files": len(part), "speakers": [r["speakers"] for r in part], "ours": ours}
         if theirs:
             out[key]["pyannote"] = theirs
-            out[key]["speed_ratio"] = round(theirs["wall_s"] / ours["wall_s"], 2) if ours["wall_s"] else None
+            both = [r for r in part if "pyannote" in r]  # the speed ratio over the files both sides ran
+            mine = sum(r["ours"]["wall_s"] for r in both)
+            out[key]["speed_ratio"] = round(sum(r["pyannote"]["wall_s"] for r in both) / mine, 2) if mine else None
+            out[key]["pyannote_files"] = len(both)
     return out
 
 
@@ -361,6 +371,17 @@ def main() -> int:
     parser.add_argument("--speakers", default="", help="comma-separated reference speaker counts to run")
     parser.add_argument("--ours-only", action="store_true", help="do not run pyannote's pipeline")
     parser.add_argument("--pyannote-cache", type=Path, help="keep pyannote's turns and seconds here per WAV digest")
+    parser.add_argument(
+        "--pyannote-cached-only", action="store_true", help="pyannote's side only for the files --pyannote-cache has"
+    )
+    parser.add_argument(
+        "--pyannote-fresh", action="store_true", help="run pyannote again where --pyannote-cache has it (and keep it)"
+    )
+    parser.add_argument(
+        "--min-cluster-share", type=float, metavar="SHARE",
+        help="our clustering's smallest speaker cluster as a share of the embeddings (a measurement; default: "
+        "diarize.embedded.MIN_CLUSTER_SHARE; 0.1 is pyannote's and this project's before issue 67)",
+    )  # fmt: skip
     parser.add_argument("--dump", type=Path, help="write each file's turns as RTTM here")
     parser.add_argument("--label", default="", help="a label stored in the JSON (e.g. before/after)")
     args = parser.parse_args()
@@ -391,8 +412,10 @@ def main() -> int:
     ]
     if not chosen:
         parser.error(f"no manifest entry of kinds {sorted(kinds)} in splits {sorted(splits)} in {args.set}")
-    sides = Sides(with_pyannote=not args.ours_only)
-    sides.warm_up(chosen[0]["_folder"] / chosen[0]["file"])
+    sides = Sides(not args.ours_only, cached_only=args.pyannote_cached_only, fresh=args.pyannote_fresh)
+    if args.min_cluster_share is not None:
+        sides._ours._pipeline.min_cluster_share = args.min_cluster_share
+    sides.warm_up(chosen[0]["_folder"] / chosen[0]["file"], pyannote=not args.pyannote_cached_only)
     rows = []
     for entry in chosen:
         row = evaluate(entry, entry["_folder"], sides, args.pyannote_cache, args.dump)
@@ -407,6 +430,7 @@ def main() -> int:
         )  # fmt: skip
     result = {
         "label": args.label,
+        "min_cluster_share": sides._ours._pipeline.min_cluster_share,
         "sets": [str(f.relative_to(ROOT)) if f.is_relative_to(ROOT) else str(f) for f in folders],
         "splits": sorted(splits),
         "kinds": sorted(kinds),
