@@ -278,6 +278,7 @@ def evaluate(entry: dict, folder: Path, sides: Sides, cache: Path | None, dump: 
     name = Path(entry["file"]).stem
     row: dict = {
         "name": name,
+        "set": folder.name,
         "split": entry["split"],
         "kind": entry["kind"],
         "channels": entry.get("channels", 1),
@@ -337,13 +338,16 @@ def side_summary(rows: list[dict], side: str) -> dict:
 
 
 def summarise(rows: list[dict]) -> dict:
-    """Per split, and per split and number of reference speakers: :func:`side_summary` of both sides, the speed
-    ratio (pyannote's seconds over ours) and the files' reference counts."""
+    """Per split, per split and number of reference speakers, and the same per set: :func:`side_summary` of both
+    sides, the speed ratio (pyannote's seconds over ours, over the files both ran) and the files' reference counts."""
     out: dict = {}
     groups: dict[str, list[dict]] = {}
     for r in rows:
         groups.setdefault(r["split"], []).append(r)
         groups.setdefault(f"{r['split']}/{r['speakers']} speakers", []).append(r)
+        if "set" in r:
+            groups.setdefault(f"{r['split']}/{r['set']}", []).append(r)
+            groups.setdefault(f"{r['split']}/{r['set']}/{r['speakers']} speakers", []).append(r)
     for key in sorted(groups):
         part = groups[key]
         ours, theirs = side_summary(part, "ours"), side_summary(part, "pyannote")
