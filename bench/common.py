@@ -33,6 +33,20 @@ def ct2_folder(model: str, work: Path) -> Path:
     return target
 
 
+def batched_faster_whisper(model: str, work: Path, threads: int) -> dict[str, Any]:
+    """faster-whisper's ``BatchedInferencePipeline`` on the model's CTranslate2 folder (``ct2_folder``), on the CPU with
+    ``threads`` threads, in int8 and float32: ``{"faster-whisper-int8": ..., "faster-whisper-float32": ...}``."""
+    from faster_whisper import BatchedInferencePipeline, WhisperModel
+
+    ct2 = ct2_folder(model, work)
+    return {
+        f"faster-whisper-{ct}": BatchedInferencePipeline(
+            WhisperModel(str(ct2), device="cpu", compute_type=ct, cpu_threads=threads, num_workers=1)
+        )
+        for ct in ("int8", "float32")
+    }
+
+
 def english_normalizer() -> Any:
     """openai-whisper's ``EnglishTextNormalizer``, what every WER of the bench is computed after."""
     from whisper.normalizers import EnglishTextNormalizer

@@ -73,15 +73,7 @@ def main() -> int:
     default = Subtitler(model=args.model, diarize=False)
     tools: dict[str, Any] = {}
     if args.faster_whisper:
-        from faster_whisper import BatchedInferencePipeline, WhisperModel
-
-        ct2 = common.ct2_folder(args.model, ROOT / ".bench-work")
-        tools = {
-            f"faster-whisper-{ct}": BatchedInferencePipeline(
-                WhisperModel(str(ct2), device="cpu", compute_type=ct, cpu_threads=args.threads, num_workers=1)
-            )
-            for ct in ("int8", "float32")
-        }
+        tools = common.batched_faster_whisper(args.model, ROOT / ".bench-work", args.threads)
     rows = []
     for e in entries:
         wav, language = args.set / e["file"], e["language"]

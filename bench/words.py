@@ -58,9 +58,8 @@ def main() -> int:
     args = parser.parse_args()
 
     import jiwer
-    from common import ct2_folder, english_normalizer
+    from common import batched_faster_whisper, english_normalizer
     from conversations import build_set
-    from faster_whisper import BatchedInferencePipeline, WhisperModel
 
     from whisper_subtitler import Subtitler
     from whisper_subtitler.cues.guards import shown_words
@@ -76,13 +75,7 @@ def main() -> int:
 
     normalize = english_normalizer()
     ours = Subtitler(model="base", diarize=False)
-    ct2 = ct2_folder("base", ROOT / ".bench-work")
-    tools = {
-        f"faster-whisper-{ct}": BatchedInferencePipeline(
-            WhisperModel(str(ct2), device="cpu", compute_type=ct, cpu_threads=args.threads, num_workers=1)
-        )
-        for ct in ("int8", "float32")
-    }
+    tools = batched_faster_whisper("base", ROOT / ".bench-work", args.threads)
     files = []
     for e in entries:
         wav = args.set / e["wav"]
